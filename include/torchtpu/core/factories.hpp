@@ -1,0 +1,125 @@
+// torchtpu/core/factories.hpp — tensor factories: empty, zeros, ones, full, arange, linspace,
+// eye, from_data (copy), from_blob (borrow), and rand/randn with an explicit generator.
+#pragma once
+#include <cmath>    // std::ceil, std::log, std::sqrt, std::cos
+#include <cstdint>  // int64_t, uint64_t
+#include <cstring>  // std::memcpy
+#include <limits>   // std::numeric_limits
+#include <random>   // std::mt19937_64
+
+#include "../ops/methods.hpp"  // fill_
+#include "tensor.hpp"          // Tensor
+
+namespace torchtpu {
+
+/// Uninitialised contiguous tensor. **Errors:** ShapeError for negative sizes.
+template <element T = float> Tensor<T> empty(const Dims& shape) { return Tensor<T>::empty(shape); }
+template <element T = float> Tensor<T> full(const Dims& shape, T value) {
+  Tensor<T> t = Tensor<T>::empty(shape);
+  t.fill_(value);
+  return t;
+}
+template <element T = float> Tensor<T> zeros(const Dims& shape) { return full<T>(shape, T(0)); }
+template <element T = float> Tensor<T> ones(const Dims& shape) { return full<T>(shape, convert<T>(1)); }
+
+/// `start, start+step, ...` below `end` (torch.arange): ceil((end - start) / step) elements.
+/// **Errors:** ValueError if step is 0 or has the wrong sign.
+template <element T = float> Tensor<T> arange(double start, double end, double step = 1.0) {
+  if (step == 0 || ((end - start) * step < 0 && end != start))
+    throw ValueError("arange: upper bound and step sign are inconsistent (start " + std::to_string(start) +
+                     ", end " + std::to_string(end) + ", step " + std::to_string(step) + ")");
+  const int64_t n = int64_t(std::ceil((end - start) / step));
+  Tensor<T> t = Tensor<T>::empty(Dims{n > 0 ? n : 0});
+  T* p = t.data_ptr();
+  for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(start + double(i) * step);
+  return t;
+}
+template <element T = float> Tensor<T> arange(double end) { return arange<T>(0.0, end, 1.0); }
+
+/// `steps` evenly spaced values from `start` to `end` inclusive (torch.linspace).
+/// **Errors:** ValueError if steps < 0.
+template <element T = float> Tensor<T> linspace(double start, double end, int64_t steps) {
+  if (steps < 0) throw ValueError("linspace: number of steps must be non-negative, got " + std::to_string(steps));
+  Tensor<T> t = Tensor<T>::empty(Dims{steps});
+  T* p = t.data_ptr();
+  const double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
+  // symmetric evaluation from both ends, as torch does, so the last value is exactly `end`
+  for (int64_t i = 0; i < steps; ++i)
+    p[i] = convert<T>(i < steps / 2 ? start + step * double(i) : end - step * double(steps - 1 - i));
+  return t;
+}
+
+/// n × m identity (m defaults to n).
+template <element T = float> Tensor<T> eye(int64_t n, int64_t m = -1) {
+  if (m < 0) m = n;
+  Tensor<T> t = zeros<T>(Dims{n, m});
+  for (int64_t i = 0; i < std::min(n, m); ++i) t.data_ptr()[i * m + i] = convert<T>(1);
+  return t;
+}
+
+/// A contiguous copy of `numel(shape)` elements read from `data` (row-major).
+template <element T> Tensor<T> from_data(const T* data, const Dims& shape) {
+  Tensor<T> t = Tensor<T>::empty(shape);
+  if (t.numel()) std::memcpy(t.data_ptr(), data, size_t(t.numel()) * sizeof(T));
+  return t;
+}
+
+/// A tensor viewing memory owned elsewhere (no copy). `deleter(data)` runs once when the last
+/// tensor using it is gone; `strides` default to row-major.
+template <element T, class Deleter>
+Tensor<T> from_blob(T* data, const Dims& shape, Deleter deleter, Dims strides = {}) {
+  if (strides.size() == 0 && shape.size() != 0) strides = contiguous_strides(shape);
+  int64_t span = 1;
+  for (int i = 0; i < shape.size(); ++i) span += (shape[i] - 1) * strides[i];
+  return Tensor<T>(borrow_storage(data, size_t(span > 0 ? span : 0) * sizeof(T), std::move(deleter)), shape,
+                   strides, 0);
+}
+/// Borrow memory the caller keeps alive for as long as the tensor (no deleter).
+template <element T>
+Tensor<T> from_blob(T* data, const Dims& shape) { return from_blob(data, shape, [](void*) {}); }
+
+/// Random number source for rand/randn: a 64-bit Mersenne Twister (std::mt19937_64, Matsumoto
+/// & Nishimura 1998) seeded explicitly, so a seed gives the same numbers on every platform.
+class Generator {
+ public:
+  explicit Generator(uint64_t seed) : eng_(seed) {}
+  /// Uniform in [0, 1): the top 53 bits of one draw, scaled by 2^-53.
+  double uniform() { return double(eng_() >> 11) * (1.0 / 9007199254740992.0); }
+  /// Uniform in [0, 1) on a grid of 2^-bits (bits <= 24: exactly representable in a float
+  /// type with that many significand bits, so rounding never reaches 1).
+  float uniform_bits(int bits) { return float(eng_() >> (64 - bits)) * std::ldexp(1.0f, -bits); }
+  /// Standard normal by the Box–Muller transform (Box & Muller 1958), one value per call
+  /// (the second value of each pair is cached).
+  double normal() {
+    if (has_spare_) { has_spare_ = false; return spare_; }
+    double u1 = uniform(), u2 = uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    const double r = std::sqrt(-2.0 * std::log(u1)), th = 6.283185307179586 * u2;
+    spare_ = r * std::sin(th);
+    has_spare_ = true;
+    return r * std::cos(th);
+  }
+
+ private:
+  std::mt19937_64 eng_;
+  double spare_ = 0;
+  bool has_spare_ = false;
+};
+
+/// Uniform [0, 1) values (floating types). Same seed, same values, in row-major order.
+template <floating_element T = float> Tensor<T> rand(const Dims& shape, Generator& gen) {
+  Tensor<T> t = Tensor<T>::empty(shape);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if constexpr (std::same_as<T, double>) t.data_ptr()[i] = gen.uniform();
+    else t.data_ptr()[i] = convert<T>(gen.uniform_bits(std::numeric_limits<T>::digits));
+  }
+  return t;
+}
+/// Standard normal values (floating types).
+template <floating_element T = float> Tensor<T> randn(const Dims& shape, Generator& gen) {
+  Tensor<T> t = Tensor<T>::empty(shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_ptr()[i] = convert<T>(gen.normal());
+  return t;
+}
+
+}  // namespace torchtpu

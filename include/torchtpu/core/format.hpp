@@ -1,0 +1,139 @@
+// torchtpu/core/format.hpp — printing tensors and expressions like PyTorch does: an
+// `fmt::formatter` for both (expressions are evaluated first).
+#pragma once
+#include <cmath>    // std::isfinite, std::fabs, std::floor
+#include <string>   // std::string
+#include <vector>   // std::vector
+
+#include <fmt/format.h>  // fmt::formatter, fmt::format
+
+#include "../ops/methods.hpp"  // ExprBase::eval
+#include "tensor.hpp"          // Tensor
+
+namespace torchtpu::detail {
+
+/// Elements shown per dim at each end when a tensor is summarised (torch: edgeitems=3).
+inline constexpr int64_t print_edge_items = 3;
+/// Tensors with more elements than this are summarised with "..." (torch: threshold=1000).
+inline constexpr int64_t print_threshold = 1000;
+
+/// Text of one element: `style` 0 = integer-valued floats ("1."), 1 = fixed 4 decimals,
+/// 2 = scientific, 3 = integer, 4 = bool.
+inline std::string format_element(double v, int style) {
+  if (style == 4) return v != 0 ? "True" : "False";
+  if (style == 3) return fmt::format("{}", static_cast<long long>(v));
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (style == 0) return fmt::format("{:.0f}.", v);
+  if (style == 1) return fmt::format("{:.4f}", v);
+  return fmt::format("{:.4e}", v);
+}
+
+/// Non-template body of the printer: values in row-major order (already gathered), shape,
+/// dtype name, and whether to print the dtype.
+inline std::string format_tensor_values(const std::vector<double>& vals, const Dims& shape,
+                                        ScalarType dtype) {
+  const bool summarise = numel(shape) > print_threshold;
+  int style = dtype == ScalarType::Bool ? 4 : is_floating(dtype) ? 0 : 3;
+  if (style == 0) {
+    double mx = 0, mn = INFINITY;
+    for (double v : vals) {
+      if (!std::isfinite(v)) continue;
+      if (v != std::floor(v)) style = 1;
+      const double a = std::fabs(v);
+      mx = a > mx ? a : mx;
+      if (a > 0) mn = a < mn ? a : mn;
+    }
+    if (mx >= 1e8 || (style == 1 && mn < 1e-4) || (style == 0 && mx >= 1e8)) style = 2;
+  }
+  size_t width = 0;
+  std::vector<std::string> txt(vals.size());
+  for (size_t i = 0; i < vals.size(); ++i) {
+    txt[i] = format_element(vals[i], style);
+    width = txt[i].size() > width ? txt[i].size() : width;
+  }
+  std::string out = "tensor(";
+  const int rank = shape.size();
+  size_t pos = 0;
+  // recursive print over dims; `vals` holds only the shown elements (summary-aware order)
+  auto rec = [&](auto& self, int d, int indent) -> void {
+    if (d == rank) {
+      out += std::string(width - txt[pos].size(), ' ') + txt[pos];
+      ++pos;
+      return;
+    }
+    out += '[';
+    const int64_t n = shape[d];
+    const bool cut = summarise && n > 2 * print_edge_items;
+    for (int64_t i = 0; i < n; ++i) {
+      if (cut && i == print_edge_items) {
+        out += d + 1 == rank ? "..., " : "...,\n" + std::string(size_t(indent + 1), ' ');
+        i = n - print_edge_items;
+      }
+      self(self, d + 1, indent + 1);
+      if (i + 1 < n) {
+        out += ',';
+        if (d + 1 == rank) out += ' ';
+        else out += std::string(size_t(rank - d - 1), '\n') + std::string(size_t(indent + 1), ' ');
+      }
+    }
+    out += ']';
+  };
+  if (rank == 0) {
+    out += txt.empty() ? "" : txt[0];
+  } else {
+    rec(rec, 0, 7);
+  }
+  if (dtype != ScalarType::Float && dtype != ScalarType::Int64 && dtype != ScalarType::Bool)
+    out += std::string(", dtype=torch.") + std::string(dtype_name(dtype));
+  if (numel(shape) == 0) out += ", size=" + to_string(shape);
+  return out + ")";
+}
+
+/// Gather the elements to print (all, or the summary's edges) as double.
+template <element T, int R>
+std::vector<double> gather_for_print(const Tensor<T, R>& t) {
+  std::vector<double> vals;
+  const bool summarise = t.numel() > print_threshold;
+  const int rank = t.dim();
+  int64_t idx[max_rank] = {};
+  auto rec = [&](auto& self, int d) -> void {
+    if (d == rank) {
+      int64_t off = 0;
+      for (int i = 0; i < rank; ++i) off += idx[i] * t.strides()[i];
+      vals.push_back(double(opmath_t<T>(t.data_ptr()[off])));
+      return;
+    }
+    const int64_t n = t.sizes()[d];
+    const bool cut = summarise && n > 2 * print_edge_items;
+    for (int64_t i = 0; i < n; ++i) {
+      if (cut && i == print_edge_items) i = n - print_edge_items;
+      idx[d] = i;
+      self(self, d + 1);
+    }
+  };
+  if (t.numel() > 0) rec(rec, 0);
+  return vals;
+}
+
+}  // namespace torchtpu::detail
+
+/// `fmt::format("{}", t)` prints like PyTorch: `tensor([[1., 2.], [3., 4.]])` (with line breaks),
+/// the dtype when it is not float32/int64/bool, and "..." summaries above 1000 elements.
+template <class E>
+  requires torchtpu::expression<E>
+struct fmt::formatter<E> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class Ctx>
+  auto format(const E& e, Ctx& ctx) const {
+    using V = typename E::value_type;
+    torchtpu::Tensor<V> t;
+    if constexpr (torchtpu::tensor_handle<E>) t = e;
+    else t = e.eval();
+    if (!t.defined()) return fmt::format_to(ctx.out(), "tensor(undefined)");
+    if (!t.device().is_cpu()) t = t.cpu();
+    return fmt::format_to(ctx.out(), "{}",
+                          torchtpu::detail::format_tensor_values(torchtpu::detail::gather_for_print(t),
+                                                                 t.sizes(), t.dtype()));
+  }
+};

@@ -1,0 +1,589 @@
+// torchtpu/device/pjrt/client.hpp — non-template C++ wrappers over a PJRT plugin: Client
+// (one per plugin per process), its devices, device Buffers and compiled Executables.
+#pragma once
+#include <cstddef>     // offsetof, size_t
+#include <cstdint>     // int64_t
+#include <initializer_list>  // std::initializer_list
+#include <cstring>     // std::memcpy
+#include <map>         // std::map
+#include <memory>      // std::shared_ptr, std::make_shared
+#include <mutex>       // std::mutex, std::lock_guard
+#include <optional>    // std::optional
+#include <span>        // std::span
+#include <string>      // std::string
+#include <string_view> // std::string_view
+#include <utility>     // std::exchange
+#include <vector>      // std::vector
+
+#include "../../core/dtype.hpp"   // ScalarType, dtype_size, dtype_name
+#include "../../core/errors.hpp"  // DeviceError, TypeError, ValueError
+#include "c_api.hpp"              // capi::* declarations
+#include "plugin.hpp"             // Plugin, load_plugin
+
+namespace torchtpu::pjrt {
+
+/// PJRT element type for a torchtpu dtype (all eight map).
+constexpr capi::PJRT_Buffer_Type to_pjrt_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return capi::PJRT_Buffer_Type_PRED;
+    case ScalarType::UInt8: return capi::PJRT_Buffer_Type_U8;
+    case ScalarType::Int32: return capi::PJRT_Buffer_Type_S32;
+    case ScalarType::Int64: return capi::PJRT_Buffer_Type_S64;
+    case ScalarType::Half: return capi::PJRT_Buffer_Type_F16;
+    case ScalarType::BFloat16: return capi::PJRT_Buffer_Type_BF16;
+    case ScalarType::Float: return capi::PJRT_Buffer_Type_F32;
+    case ScalarType::Double: return capi::PJRT_Buffer_Type_F64;
+  }
+  return capi::PJRT_Buffer_Type_INVALID;
+}
+
+/// torchtpu dtype for a PJRT element type. **Errors:** `TypeError` for types torchtpu lacks.
+inline ScalarType from_pjrt_type(capi::PJRT_Buffer_Type t) {
+  switch (t) {
+    case capi::PJRT_Buffer_Type_PRED: return ScalarType::Bool;
+    case capi::PJRT_Buffer_Type_U8: return ScalarType::UInt8;
+    case capi::PJRT_Buffer_Type_S32: return ScalarType::Int32;
+    case capi::PJRT_Buffer_Type_S64: return ScalarType::Int64;
+    case capi::PJRT_Buffer_Type_F16: return ScalarType::Half;
+    case capi::PJRT_Buffer_Type_BF16: return ScalarType::BFloat16;
+    case capi::PJRT_Buffer_Type_F32: return ScalarType::Float;
+    case capi::PJRT_Buffer_Type_F64: return ScalarType::Double;
+    default: break;
+  }
+  throw TypeError("PJRT buffer element type " + std::to_string(static_cast<int>(t)) +
+                  " has no torchtpu dtype");
+}
+
+/// Options that change compiled code; part of the compilation-cache key.
+struct CompileOptions {
+  int num_replicas = 1;
+  int num_partitions = 1;
+  /// Pin the executable to this device id (`DeviceAssignmentProto`); unset: the plugin's default.
+  std::optional<int> device_id;
+
+  /// Serialized `xla.CompileOptionsProto` (hand-encoded; PJRT-NOTES §4).
+  /// **Errors:** `ValueError` for counts or ids outside [0, 127] (single-byte varints only).
+  std::string serialize() const {
+    auto byte = [](int v, const char* what) {
+      if (v < 0 || v > 127)
+        throw ValueError(std::string("CompileOptions: ") + what + " must be in [0, 127]");
+      return static_cast<char>(v);
+    };
+    std::string build;  // ExecutableBuildOptionsProto
+    build += '\x20';
+    build += byte(num_replicas, "num_replicas");
+    build += '\x28';
+    build += byte(num_partitions, "num_partitions");
+    if (device_id) {
+      // field 9 { replica_count=1, computation_count=1, computation_devices { ids: [id] } }
+      const std::string inner = std::string("\x08\x01\x10\x01\x1a\x03\x0a\x01", 8) +
+                                byte(*device_id, "device_id");
+      build += '\x4a';
+      build += static_cast<char>(inner.size());
+      build += inner;
+    }
+    std::string out;
+    out += '\x1a';  // CompileOptionsProto.executable_build_options
+    out += static_cast<char>(build.size());
+    out += build;
+    return out;
+  }
+  bool operator==(const CompileOptions&) const = default;
+};
+
+/// One device of a client. **Ownership:** `handle` is owned by the client and lives as long as
+/// it; never null for devices returned by `Client`.
+struct Device {
+  capi::PJRT_Device* handle = nullptr;
+  int id = 0;        ///< PJRT device id
+  int index = 0;     ///< position in `Client::devices()`
+  std::string kind;  ///< vendor string, e.g. "TPU v5 lite" or "TPU emulator"
+};
+
+class Buffer;
+class Executable;
+
+/// A PJRT client: one per plugin per process (see `Client::get`).
+///
+/// **Ownership:** the PJRT client handle is owned by this object. Clients obtained from `get`
+/// are kept in a process-wide registry and deliberately never destroyed (destroying a PJRT
+/// client during static destruction is unsafe for some plugins). Buffers and executables hold
+/// a `shared_ptr<Client>`, so a client outlives everything created from it.
+/// **Thread safety:** all methods may be called concurrently.
+class Client : public std::enable_shared_from_this<Client> {
+ public:
+  /// The client for device kind `kind` ("tpu", "cuda"), created on first use. Creation is
+  /// thread-safe; concurrent callers share one client.
+  /// **Errors:** `DeviceUnavailable` (no plugin; message lists places searched), `DeviceError`.
+  static std::shared_ptr<Client> get(std::string_view kind) {
+    const PluginLocation loc = find_plugin(kind);
+    return for_plugin(Plugin::load(loc.path, loc.emulated));
+  }
+
+  /// The client for an already loaded plugin, created on first use (thread-safe).
+  static std::shared_ptr<Client> for_plugin(const Plugin& plugin) {
+    static std::mutex mu;
+    static auto* registry = new std::map<const Plugin*, std::shared_ptr<Client>>();  // leaked
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = registry->find(&plugin);
+    if (it != registry->end()) return it->second;
+    std::shared_ptr<Client> c(new Client(plugin));
+    registry->emplace(&plugin, c);
+    return c;
+  }
+
+  ~Client() {
+    if (handle_ && plugin_->has(capi::Slot::Client_Destroy)) {
+      capi::PJRT_Client_Destroy_Args a{};
+      a.struct_size = sizeof(a);
+      a.client = handle_;
+      try {
+        plugin_->call(capi::Slot::Client_Destroy, &a, "PJRT_Client_Destroy");
+      } catch (...) {
+      }
+    }
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const Plugin& plugin() const noexcept { return *plugin_; }
+  /// The PJRT client handle; owned by this object, never null.
+  capi::PJRT_Client* handle() const noexcept { return handle_; }
+  /// "tpu", "cuda", ... as the plugin reports it.
+  const std::string& platform_name() const noexcept { return platform_name_; }
+  /// Plugin-specific version string (the emulator says "torchtpu-emulator ...").
+  const std::string& platform_version() const noexcept { return platform_version_; }
+  /// True when this is torchtpu's TPU emulator, never a real TPU.
+  bool emulated() const noexcept { return plugin_->emulated(); }
+  /// All devices, and the ones this process can address (in the plugin's order).
+  const std::vector<Device>& devices() const noexcept { return devices_; }
+  const std::vector<Device>& addressable_devices() const noexcept { return addressable_; }
+  /// Kind string of the first addressable device ("" if there is none).
+  std::string device_kind() const { return addressable_.empty() ? "" : addressable_[0].kind; }
+
+  /// An addressable device by position. **Errors:** `IndexError` when out of range.
+  const Device& device(int index) const {
+    if (index < 0 || index >= static_cast<int>(addressable_.size()))
+      throw IndexError("device index " + std::to_string(index) + " out of range: " +
+                       platform_name_ + " has " + std::to_string(addressable_.size()) +
+                       " addressable device(s)");
+    return addressable_[static_cast<size_t>(index)];
+  }
+
+  /// Copies dense row-major host data to a new buffer on device `device_index`. The host memory
+  /// may be reused as soon as this returns (the transfer is awaited).
+  /// **Units:** `dims` in elements; `data` must hold product(dims)·dtype_size(dtype) bytes.
+  /// **Errors:** `DeviceError` from the plugin; `IndexError` for a bad device index.
+  Buffer buffer_from_host(const void* data, ScalarType dtype, std::span<const int64_t> dims,
+                          int device_index = 0);
+
+  /// Compiles StableHLO `mlir` text (format "mlir") without caching (see cache.hpp for that).
+  /// **Errors:** `DeviceError` carrying the plugin's code and message (bad program, op).
+  std::shared_ptr<Executable> compile(std::string_view mlir, const CompileOptions& options = {});
+
+  /// Loads an executable from bytes produced by `Executable::serialize` of the same plugin.
+  /// **Errors:** `DeviceError` (code 12 if the plugin cannot deserialize).
+  std::shared_ptr<Executable> deserialize(std::string_view bytes);
+
+ private:
+  explicit Client(const Plugin& plugin) : plugin_(&plugin) {
+    using namespace capi;
+    PJRT_Client_Create_Args c{};
+    c.struct_size = sizeof(c);
+    plugin_->call(Slot::Client_Create, &c, "PJRT_Client_Create");
+    handle_ = c.client;
+    PJRT_Client_PlatformName_Args pn{};
+    pn.struct_size = sizeof(pn);
+    pn.client = handle_;
+    plugin_->call(Slot::Client_PlatformName, &pn, "PJRT_Client_PlatformName");
+    platform_name_.assign(pn.platform_name, pn.platform_name_size);
+    if (plugin_->has(Slot::Client_PlatformVersion)) {
+      PJRT_Client_PlatformVersion_Args pv{};
+      pv.struct_size = sizeof(pv);
+      pv.client = handle_;
+      plugin_->call(Slot::Client_PlatformVersion, &pv, "PJRT_Client_PlatformVersion");
+      platform_version_.assign(pv.platform_version, pv.platform_version_size);
+    }
+    addressable_ = list_devices(Slot::Client_AddressableDevices, "PJRT_Client_AddressableDevices");
+    devices_ = plugin_->has(Slot::Client_Devices)
+                   ? list_devices(Slot::Client_Devices, "PJRT_Client_Devices")
+                   : addressable_;
+  }
+
+  std::vector<Device> list_devices(capi::Slot slot, const char* what) const {
+    using namespace capi;
+    PJRT_Client_Devices_Args d{};
+    d.struct_size = sizeof(d);
+    d.client = handle_;
+    plugin_->call(slot, &d, what);
+    std::vector<Device> out;
+    for (size_t i = 0; i < d.num_devices; ++i) {
+      Device dev;
+      dev.handle = d.devices[i];
+      dev.index = static_cast<int>(i);
+      PJRT_Device_GetDescription_Args g{};
+      g.struct_size = sizeof(g);
+      g.device = dev.handle;
+      plugin_->call(Slot::Device_GetDescription, &g, "PJRT_Device_GetDescription");
+      PJRT_DeviceDescription_Id_Args id{};
+      id.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_DeviceDescription_Id_Args, id);
+      id.device_description = g.device_description;
+      plugin_->call(Slot::DeviceDescription_Id, &id, "PJRT_DeviceDescription_Id");
+      dev.id = id.id;
+      PJRT_DeviceDescription_Kind_Args k{};
+      k.struct_size = sizeof(k);
+      k.device_description = g.device_description;
+      plugin_->call(Slot::DeviceDescription_Kind, &k, "PJRT_DeviceDescription_Kind");
+      dev.kind.assign(k.device_kind, k.device_kind_size);
+      out.push_back(std::move(dev));
+    }
+    return out;
+  }
+
+  const Plugin* plugin_;                   // registry-owned, lives until exit
+  capi::PJRT_Client* handle_ = nullptr;    // owned
+  std::string platform_name_, platform_version_;
+  std::vector<Device> devices_, addressable_;
+};
+
+/// A device buffer. **Ownership:** owns its `PJRT_Buffer` (destroyed with the object) and
+/// keeps its client alive. Move-only; a moved-from or default Buffer is empty (`handle()` null).
+class Buffer {
+ public:
+  Buffer() = default;
+  /// Adopts `handle` (non-null, created by `client`'s plugin).
+  Buffer(std::shared_ptr<Client> client, capi::PJRT_Buffer* handle)
+      : client_(std::move(client)), handle_(handle) {
+    using namespace capi;
+    const Plugin& p = client_->plugin();
+    PJRT_Buffer_ElementType_Args t{};
+    t.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Buffer_ElementType_Args, type);
+    t.buffer = handle_;
+    PJRT_Buffer_Dimensions_Args d{};
+    d.struct_size = sizeof(d);
+    d.buffer = handle_;
+    try {
+      p.call(Slot::Buffer_ElementType, &t, "PJRT_Buffer_ElementType");
+      dtype_ = from_pjrt_type(t.type);
+      p.call(Slot::Buffer_Dimensions, &d, "PJRT_Buffer_Dimensions");
+    } catch (...) {
+      reset();
+      throw;
+    }
+    dims_.assign(d.dims, d.dims + d.num_dims);
+  }
+  Buffer(Buffer&& o) noexcept
+      : client_(std::move(o.client_)), handle_(std::exchange(o.handle_, nullptr)),
+        dtype_(o.dtype_), dims_(std::move(o.dims_)) {}
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      client_ = std::move(o.client_);
+      handle_ = std::exchange(o.handle_, nullptr);
+      dtype_ = o.dtype_;
+      dims_ = std::move(o.dims_);
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { reset(); }
+
+  /// The PJRT handle, owned by this object; null when empty.
+  capi::PJRT_Buffer* handle() const noexcept { return handle_; }
+  /// The owning client; null when empty.
+  const std::shared_ptr<Client>& client() const noexcept { return client_; }
+  ScalarType dtype() const noexcept { return dtype_; }
+  const std::vector<int64_t>& dims() const noexcept { return dims_; }
+  int64_t numel() const noexcept {
+    int64_t n = 1;
+    for (int64_t d : dims_) n *= d;
+    return n;
+  }
+  /// Dense host size in bytes.
+  size_t size_bytes() const noexcept { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+
+  /// Copies the buffer into dense row-major host memory and waits for the copy.
+  /// **Units:** `dst_bytes` in bytes; must be at least `size_bytes()`.
+  /// **Errors:** `ValueError` if empty or too small; `DeviceError` from the plugin.
+  void to_host(void* dst, size_t dst_bytes) const {
+    using namespace capi;
+    if (!handle_) throw ValueError("Buffer::to_host on an empty buffer");
+    if (dst_bytes < size_bytes())
+      throw ValueError("Buffer::to_host: destination holds " + std::to_string(dst_bytes) +
+                       " bytes, the buffer needs " + std::to_string(size_bytes()));
+    const Plugin& p = client_->plugin();
+    // Ask for dense row-major explicitly (minor_to_major = rank-1 .. 0), as PJRT-NOTES §7 says.
+    std::vector<int64_t> m2m(dims_.size());
+    for (size_t i = 0; i < m2m.size(); ++i) m2m[i] = static_cast<int64_t>(m2m.size() - 1 - i);
+    struct Layout {  // PJRT_Buffer_MemoryLayout with the Tiled member (sizeof 80)
+      size_t struct_size;
+      void* extension_start;
+      size_t tiled_struct_size;
+      void* tiled_extension_start;
+      const int64_t* minor_to_major;
+      size_t minor_to_major_size;
+      const int64_t* tile_dims;
+      const size_t* tile_dim_sizes;
+      size_t num_tiles;
+      int type;
+    } layout{};
+    static_assert(sizeof(Layout) == 80 && offsetof(Layout, type) == 72);
+    layout.struct_size = 76;
+    layout.tiled_struct_size = 56;
+    layout.minor_to_major = m2m.data();
+    layout.minor_to_major_size = m2m.size();
+    layout.type = 0;  // Tiled
+    PJRT_Buffer_ToHostBuffer_Args a{};
+    a.struct_size = sizeof(a);
+    a.src = handle_;
+    a.host_layout = reinterpret_cast<PJRT_Buffer_MemoryLayout*>(&layout);
+    a.dst = dst;
+    a.dst_size = dst_bytes;
+    p.call(Slot::Buffer_ToHostBuffer, &a, "PJRT_Buffer_ToHostBuffer");
+    p.await_event(a.event, "PJRT_Buffer_ToHostBuffer (event)");
+  }
+
+  /// Convenience: the whole buffer as a vector of `T` (T must match `dtype()` in size).
+  template <class T>
+  std::vector<T> to_vector() const {
+    if (sizeof(T) != dtype_size(dtype_))
+      throw TypeError("Buffer::to_vector: element size does not match " +
+                      std::string(dtype_name(dtype_)));
+    std::vector<T> out(static_cast<size_t>(numel()));
+    to_host(out.data(), out.size() * sizeof(T));
+    return out;
+  }
+
+ private:
+  void reset() noexcept {
+    if (handle_ && client_) {
+      capi::PJRT_Buffer_Destroy_Args a{};
+      a.struct_size = sizeof(a);
+      a.buffer = handle_;
+      try {
+        client_->plugin().call(capi::Slot::Buffer_Destroy, &a, "PJRT_Buffer_Destroy");
+      } catch (...) {
+      }
+    }
+    handle_ = nullptr;
+    client_.reset();
+  }
+
+  std::shared_ptr<Client> client_;       // null when empty
+  capi::PJRT_Buffer* handle_ = nullptr;  // owned; null when empty
+  ScalarType dtype_ = ScalarType::Float;
+  std::vector<int64_t> dims_;
+};
+
+/// A compiled, loaded executable. **Ownership:** owns its `PJRT_LoadedExecutable` and keeps its
+/// client alive; shared through `shared_ptr` (the compilation cache hands out shared copies).
+/// **Thread safety:** `execute` may run concurrently from several threads.
+class Executable {
+ public:
+  /// Adopts `handle` (non-null, from `client`'s plugin).
+  Executable(std::shared_ptr<Client> client, capi::PJRT_LoadedExecutable* handle)
+      : client_(std::move(client)), handle_(handle) {
+    using namespace capi;
+    const Plugin& p = client_->plugin();
+    PJRT_LoadedExecutable_GetExecutable_Args g{};
+    g.struct_size = sizeof(g);
+    g.loaded_executable = handle_;
+    try {
+      p.call(Slot::LoadedExecutable_GetExecutable, &g, "PJRT_LoadedExecutable_GetExecutable");
+      PJRT_Executable_NumOutputs_Args n{};
+      n.struct_size = sizeof(n);
+      n.executable = g.executable;
+      PJRT_Executable_Destroy_Args d{};
+      d.struct_size = sizeof(d);
+      d.executable = g.executable;
+      try {
+        p.call(Slot::Executable_NumOutputs, &n, "PJRT_Executable_NumOutputs");
+      } catch (...) {
+        p.call(Slot::Executable_Destroy, &d, "PJRT_Executable_Destroy");
+        throw;
+      }
+      num_outputs_ = n.num_outputs;
+      p.call(Slot::Executable_Destroy, &d, "PJRT_Executable_Destroy");
+    } catch (...) {
+      destroy();
+      throw;
+    }
+  }
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+  ~Executable() { destroy(); }
+
+  /// The PJRT handle; owned by this object, never null.
+  capi::PJRT_LoadedExecutable* handle() const noexcept { return handle_; }
+  const std::shared_ptr<Client>& client() const noexcept { return client_; }
+  size_t num_outputs() const noexcept { return num_outputs_; }
+
+  /// Runs on device `device_index` with `args` (in the order of @main's parameters) and waits
+  /// for completion. Inputs are not donated and stay valid.
+  /// **Errors:** `ValueError` for empty or foreign buffers; `DeviceError` from the plugin.
+  std::vector<Buffer> execute(std::span<const Buffer* const> args, int device_index = 0) const {
+    using namespace capi;
+    const Plugin& p = client_->plugin();
+    std::vector<PJRT_Buffer*> in;
+    in.reserve(args.size());
+    for (const Buffer* b : args) {
+      if (b == nullptr || b->handle() == nullptr)
+        throw ValueError("Executable::execute: argument " + std::to_string(in.size()) + " is empty");
+      if (b->client() != client_)
+        throw ValueError("Executable::execute: argument " + std::to_string(in.size()) +
+                         " lives on another PJRT client");
+      in.push_back(b->handle());
+    }
+    std::vector<PJRT_Buffer*> out(num_outputs_, nullptr);
+    PJRT_Buffer* const* arg_list = in.data();
+    PJRT_Buffer** out_list = out.data();
+    PJRT_Event* done = nullptr;
+    // ExecuteOptions keeps growing (PJRT-NOTES §3): zeroed storage with a reserved tail, and a
+    // struct_size that covers it, so newer plugins see "unset" for fields we do not know.
+    constexpr size_t kReserve = 64;
+    alignas(PJRT_ExecuteOptions) unsigned char opt_storage[sizeof(PJRT_ExecuteOptions) + kReserve] = {};
+    auto* opts = reinterpret_cast<PJRT_ExecuteOptions*>(opt_storage);
+    opts->struct_size = sizeof(opt_storage);
+    PJRT_LoadedExecutable_Execute_Args a{};
+    a.struct_size = sizeof(a);
+    a.executable = handle_;
+    a.options = opts;
+    a.argument_lists = &arg_list;
+    a.num_devices = 1;
+    a.num_args = in.size();
+    a.output_lists = &out_list;
+    a.device_complete_events = &done;
+    a.execute_device = client_->device(device_index).handle;
+    p.call(Slot::LoadedExecutable_Execute, &a, "PJRT_LoadedExecutable_Execute");
+    std::vector<Buffer> result;
+    result.reserve(out.size());
+    size_t i = 0;
+    try {
+      p.await_event(done, "PJRT_LoadedExecutable_Execute (completion)");
+      done = nullptr;
+      for (; i < out.size(); ++i) result.emplace_back(client_, std::exchange(out[i], nullptr));
+    } catch (...) {
+      p.destroy_event(done);
+      for (; i < out.size(); ++i) {
+        if (!out[i]) continue;
+        PJRT_Buffer_Destroy_Args d{};
+        d.struct_size = sizeof(d);
+        d.buffer = out[i];
+        try {
+          p.call(Slot::Buffer_Destroy, &d, "PJRT_Buffer_Destroy");
+        } catch (...) {
+        }
+      }
+      throw;
+    }
+    return result;
+  }
+  std::vector<Buffer> execute(std::initializer_list<const Buffer*> args, int device_index = 0) const {
+    return execute(std::span<const Buffer* const>(args.begin(), args.size()), device_index);
+  }
+
+  /// The plugin's serialization of this executable, or nullopt if the plugin cannot serialize.
+  /// **Errors:** `DeviceError` for failures other than UNIMPLEMENTED.
+  std::optional<std::string> serialize() const {
+    using namespace capi;
+    const Plugin& p = client_->plugin();
+    if (!p.has(Slot::Executable_Serialize) || !p.has(Slot::Executable_DeserializeAndLoad))
+      return std::nullopt;
+    PJRT_LoadedExecutable_GetExecutable_Args g{};
+    g.struct_size = sizeof(g);
+    g.loaded_executable = handle_;
+    p.call(Slot::LoadedExecutable_GetExecutable, &g, "PJRT_LoadedExecutable_GetExecutable");
+    PJRT_Executable_Destroy_Args d{};
+    d.struct_size = sizeof(d);
+    d.executable = g.executable;
+    PJRT_Executable_Serialize_Args s{};
+    s.struct_size = sizeof(s);
+    s.executable = g.executable;
+    std::optional<std::string> out;
+    try {
+      p.call(Slot::Executable_Serialize, &s, "PJRT_Executable_Serialize");
+      out.emplace(s.serialized_bytes, s.serialized_bytes_size);
+      if (s.serialized_executable_deleter) s.serialized_executable_deleter(s.serialized_executable);
+    } catch (const DeviceError& e) {
+      p.call(Slot::Executable_Destroy, &d, "PJRT_Executable_Destroy");
+      if (e.code() == PJRT_Error_Code_UNIMPLEMENTED) return std::nullopt;
+      throw;
+    }
+    p.call(Slot::Executable_Destroy, &d, "PJRT_Executable_Destroy");
+    return out;
+  }
+
+ private:
+  void destroy() noexcept {
+    if (!handle_) return;
+    capi::PJRT_LoadedExecutable_Destroy_Args a{};
+    a.struct_size = sizeof(a);
+    a.executable = handle_;
+    try {
+      client_->plugin().call(capi::Slot::LoadedExecutable_Destroy, &a,
+                             "PJRT_LoadedExecutable_Destroy");
+    } catch (...) {
+    }
+    handle_ = nullptr;
+  }
+
+  std::shared_ptr<Client> client_;                 // never null
+  capi::PJRT_LoadedExecutable* handle_ = nullptr;  // owned
+  size_t num_outputs_ = 0;
+};
+
+inline Buffer Client::buffer_from_host(const void* data, ScalarType dtype,
+                                       std::span<const int64_t> dims, int device_index) {
+  using namespace capi;
+  for (int64_t d : dims)
+    if (d < 0) throw ValueError("buffer_from_host: negative dimension " + std::to_string(d));
+  PJRT_Client_BufferFromHostBuffer_Args a{};
+  a.struct_size = sizeof(a);
+  a.client = handle_;
+  a.data = data;
+  a.type = to_pjrt_type(dtype);
+  a.dims = dims.data();
+  a.num_dims = dims.size();
+  a.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+  a.device = device(device_index).handle;
+  plugin_->call(Slot::Client_BufferFromHostBuffer, &a, "PJRT_Client_BufferFromHostBuffer");
+  Buffer b(shared_from_this(), a.buffer);
+  plugin_->await_event(a.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer (transfer)");
+  return b;
+}
+
+inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
+                                                   const CompileOptions& options) {
+  using namespace capi;
+  const std::string opts = options.serialize();
+  std::string code(mlir);
+  static const char kFormat[] = "mlir";
+  PJRT_Program prog{};
+  prog.struct_size = sizeof(prog);
+  prog.code = code.data();
+  prog.code_size = code.size();
+  prog.format = kFormat;
+  prog.format_size = 4;
+  PJRT_Client_Compile_Args a{};
+  a.struct_size = sizeof(a);
+  a.client = handle_;
+  a.program = &prog;
+  a.compile_options = opts.data();
+  a.compile_options_size = opts.size();
+  plugin_->call(Slot::Client_Compile, &a, "PJRT_Client_Compile");
+  return std::make_shared<Executable>(shared_from_this(), a.executable);
+}
+
+inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes) {
+  using namespace capi;
+  PJRT_Executable_DeserializeAndLoad_Args a{};
+  a.struct_size = sizeof(a);
+  a.client = handle_;
+  a.serialized_executable = bytes.data();
+  a.serialized_executable_size = bytes.size();
+  plugin_->call(Slot::Executable_DeserializeAndLoad, &a, "PJRT_Executable_DeserializeAndLoad");
+  return std::make_shared<Executable>(shared_from_this(), a.loaded_executable);
+}
+
+}  // namespace torchtpu::pjrt

@@ -1,0 +1,329 @@
+// torchtpu/device/pjrt/plugin.hpp — loading a PJRT plugin (dlopen, GetPjrtApi, version check,
+// PJRT_Plugin_Initialize), finding it for a device kind, and turning PJRT_Error into DeviceError.
+#pragma once
+#include <dlfcn.h>  // dlopen, dlsym, dlerror
+
+#include <algorithm>   // std::sort
+#include <cstdlib>     // std::getenv
+#include <filesystem>  // std::filesystem::exists, directory_iterator
+#include <map>         // std::map
+#include <memory>      // std::unique_ptr
+#include <mutex>       // std::mutex, std::lock_guard
+#include <string>      // std::string
+#include <string_view> // std::string_view
+#include <system_error> // std::error_code
+#include <vector>      // std::vector
+
+#include "../../core/errors.hpp"  // DeviceError, DeviceUnavailable
+#include "c_api.hpp"              // capi::PJRT_Api, capi::Slot, argument structs
+
+namespace torchtpu::pjrt {
+
+namespace detail {
+
+/// Reads an environment variable; an unset or empty variable gives "".
+inline std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+/// Turns `err` into a DeviceError carrying PJRT's code and message, destroying `err` first.
+/// `err` must be non-null and come from `api`. Never returns.
+[[noreturn]] inline void throw_pjrt_error(const capi::PJRT_Api* api, capi::PJRT_Error* err,
+                                          std::string_view context) {
+  using namespace capi;
+  std::string message = "(no message)";
+  int code = PJRT_Error_Code_UNKNOWN;
+  auto slot_ok = [&](Slot s) {
+    return api->struct_size >= api_size_for(s) && api->slots[static_cast<int>(s)] != nullptr;
+  };
+  if (slot_ok(Slot::Error_Message)) {
+    PJRT_Error_Message_Args m{};
+    m.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Error_Message_Args, message_size);
+    m.error = err;
+    reinterpret_cast<void (*)(PJRT_Error_Message_Args*)>(
+        api->slots[static_cast<int>(Slot::Error_Message)])(&m);
+    if (m.message) message.assign(m.message, m.message_size);
+  }
+  if (slot_ok(Slot::Error_GetCode)) {
+    PJRT_Error_GetCode_Args g{};
+    g.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Error_GetCode_Args, code);
+    g.error = err;
+    PJRT_Error* inner = reinterpret_cast<PJRT_Error* (*)(PJRT_Error_GetCode_Args*)>(
+        api->slots[static_cast<int>(Slot::Error_GetCode)])(&g);
+    if (inner == nullptr) {
+      code = g.code;
+    } else if (slot_ok(Slot::Error_Destroy)) {
+      PJRT_Error_Destroy_Args d{};
+      d.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Error_Destroy_Args, error);
+      d.error = inner;
+      reinterpret_cast<void (*)(PJRT_Error_Destroy_Args*)>(
+          api->slots[static_cast<int>(Slot::Error_Destroy)])(&d);
+    }
+  }
+  if (slot_ok(Slot::Error_Destroy)) {
+    PJRT_Error_Destroy_Args d{};
+    d.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Error_Destroy_Args, error);
+    d.error = err;
+    reinterpret_cast<void (*)(PJRT_Error_Destroy_Args*)>(
+        api->slots[static_cast<int>(Slot::Error_Destroy)])(&d);
+  }
+  if (context.empty()) throw DeviceError(code, message);
+  throw DeviceError(code, std::string(context) + ": " + message);
+}
+
+}  // namespace detail
+
+/// A loaded PJRT plugin: the shared object, its `PJRT_Api` table and its version.
+///
+/// **Ownership:** plugins are loaded once per path per process by `Plugin::load` and never
+/// unloaded (no dlclose: plugin objects may outlive any C++ owner). `Plugin` objects live in a
+/// process-wide registry; references returned by `load` stay valid until exit.
+class Plugin {
+ public:
+  /// Loads (or returns the already loaded) plugin at `path`.
+  ///
+  /// **Errors:** `DeviceUnavailable` if dlopen fails or `GetPjrtApi` is missing;
+  /// `DeviceError` (code 9, FAILED_PRECONDITION) if the plugin's PJRT API major version
+  /// differs from ours or its minor is below 57 (the message names both versions), or a
+  /// DeviceError from `PJRT_Plugin_Initialize`.
+  static const Plugin& load(const std::string& path, bool emulated = false) {
+    static std::mutex mu;
+    static std::map<std::string, std::unique_ptr<Plugin>> registry;
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = registry.find(path);
+    if (it != registry.end()) return *it->second;
+    std::unique_ptr<Plugin> p(new Plugin(path, emulated));
+    return *registry.emplace(path, std::move(p)).first->second;
+  }
+
+  /// The plugin's function table; never null, lives until process exit.
+  const capi::PJRT_Api* api() const noexcept { return api_; }
+  const std::string& path() const noexcept { return path_; }
+  /// True for torchtpu's TPU emulator (found through TORCHTPU_TPU_EMULATOR[_PATH]).
+  bool emulated() const noexcept { return emulated_; }
+  int api_major() const noexcept { return api_->pjrt_api_version.major_version; }
+  int api_minor() const noexcept { return api_->pjrt_api_version.minor_version; }
+
+  /// True if the plugin's table has slot `s` and it is non-null.
+  bool has(capi::Slot s) const noexcept {
+    return api_->struct_size >= capi::api_size_for(s) &&
+           api_->slots[static_cast<int>(s)] != nullptr;
+  }
+
+  /// Calls slot `s` with `args`; a non-null PJRT_Error becomes a DeviceError prefixed with
+  /// `what` (the PJRT function name is used when empty).
+  ///
+  /// **Errors:** `DeviceError` with code 12 (UNIMPLEMENTED) if the plugin lacks the slot.
+  template <class Args>
+  void call(capi::Slot s, Args* args, std::string_view what) const {
+    if (!has(s))
+      throw DeviceError(capi::PJRT_Error_Code_UNIMPLEMENTED,
+                        std::string(what) + ": the plugin " + path_ + " does not implement it");
+    auto fn = reinterpret_cast<capi::PJRT_Error* (*)(Args*)>(api_->slots[static_cast<int>(s)]);
+    if (capi::PJRT_Error* err = fn(args)) detail::throw_pjrt_error(api_, err, what);
+  }
+
+  /// Destroys an event; null is a no-op. Never throws (errors from Destroy are dropped).
+  void destroy_event(capi::PJRT_Event* ev) const noexcept {
+    if (ev == nullptr || !has(capi::Slot::Event_Destroy)) return;
+    capi::PJRT_Event_Destroy_Args a{};
+    a.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(capi::PJRT_Event_Destroy_Args, event);
+    a.event = ev;
+    auto fn = reinterpret_cast<capi::PJRT_Error* (*)(capi::PJRT_Event_Destroy_Args*)>(
+        api_->slots[static_cast<int>(capi::Slot::Event_Destroy)]);
+    destroy_error(fn(&a));
+  }
+
+  /// Awaits and destroys `ev` (null is a no-op); the event's error becomes a DeviceError.
+  void await_event(capi::PJRT_Event* ev, std::string_view what) const {
+    if (ev == nullptr) return;
+    capi::PJRT_Event_Await_Args a{};
+    a.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(capi::PJRT_Event_Await_Args, event);
+    a.event = ev;
+    capi::PJRT_Error* err = nullptr;
+    if (has(capi::Slot::Event_Await)) {
+      auto fn = reinterpret_cast<capi::PJRT_Error* (*)(capi::PJRT_Event_Await_Args*)>(
+          api_->slots[static_cast<int>(capi::Slot::Event_Await)]);
+      err = fn(&a);
+    }
+    destroy_event(ev);
+    if (err) detail::throw_pjrt_error(api_, err, what);
+  }
+
+  /// Destroys a PJRT_Error without reading it; null is a no-op.
+  void destroy_error(capi::PJRT_Error* err) const noexcept {
+    if (err == nullptr || !has(capi::Slot::Error_Destroy)) return;
+    capi::PJRT_Error_Destroy_Args d{};
+    d.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(capi::PJRT_Error_Destroy_Args, error);
+    d.error = err;
+    reinterpret_cast<void (*)(capi::PJRT_Error_Destroy_Args*)>(
+        api_->slots[static_cast<int>(capi::Slot::Error_Destroy)])(&d);
+  }
+
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+ private:
+  Plugin(const std::string& path, bool emulated) : path_(path), emulated_(emulated) {
+    // RTLD_LOCAL: plugins carry their own LLVM/protobuf/abseil; never dlclose (see class doc).
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* e = dlerror();
+      throw DeviceUnavailable("cannot load PJRT plugin " + path + ": " + (e ? e : "dlopen failed"));
+    }
+    void* sym = dlsym(handle, "GetPjrtApi");
+    if (sym == nullptr)
+      throw DeviceUnavailable("PJRT plugin " + path + " does not export GetPjrtApi");
+    auto get_api = reinterpret_cast<capi::GetPjrtApiFn>(sym);
+    api_ = get_api();
+    if (api_ == nullptr)
+      throw DeviceUnavailable("PJRT plugin " + path + ": GetPjrtApi returned null");
+    const int major = api_->pjrt_api_version.major_version;
+    const int minor = api_->pjrt_api_version.minor_version;
+    const std::string ours = std::to_string(capi::kApiMajor) + "." + std::to_string(capi::kApiMinor);
+    if (major != capi::kApiMajor || minor < capi::kMinSupportedMinor)
+      throw DeviceError(capi::PJRT_Error_Code_FAILED_PRECONDITION,
+                        "PJRT plugin " + path + " reports PJRT C API version " +
+                            std::to_string(major) + "." + std::to_string(minor) +
+                            ", but torchtpu was built for " + ours + " and needs major " +
+                            std::to_string(capi::kApiMajor) + " with minor >= " +
+                            std::to_string(capi::kMinSupportedMinor));
+    if (!has(capi::Slot::Error_Destroy) || !has(capi::Slot::Error_Message) ||
+        !has(capi::Slot::Plugin_Initialize))
+      throw DeviceError(capi::PJRT_Error_Code_FAILED_PRECONDITION,
+                        "PJRT plugin " + path + " lacks the error or initialize functions");
+    capi::PJRT_Plugin_Initialize_Args init{};
+    init.struct_size = sizeof(init);
+    call(capi::Slot::Plugin_Initialize, &init, "PJRT_Plugin_Initialize");
+  }
+
+  std::string path_;
+  bool emulated_ = false;
+  const capi::PJRT_Api* api_ = nullptr;  // owned by the plugin; valid until exit
+};
+
+/// Where a device kind's plugin was found.
+struct PluginLocation {
+  std::string path;                   ///< shared object to dlopen
+  bool emulated = false;              ///< true for torchtpu's TPU emulator
+  std::vector<std::string> searched;  ///< every place looked at, in order
+};
+
+namespace detail {
+
+inline bool is_file(const std::string& p) {
+  std::error_code ec;
+  return !p.empty() && std::filesystem::is_regular_file(p, ec);
+}
+
+/// Python site-packages directories where pip installs wheels (system, /usr/local, user).
+inline std::vector<std::string> site_package_dirs() {
+  std::vector<std::string> roots = {"/usr/lib", "/usr/local/lib", "/opt/conda/lib"};
+  const std::string home = env_or_empty("HOME");
+  if (!home.empty()) roots.push_back(home + "/.local/lib");
+  const std::string venv = env_or_empty("VIRTUAL_ENV");
+  if (!venv.empty()) roots.insert(roots.begin(), venv + "/lib");
+  std::vector<std::string> out;
+  for (const auto& root : roots) {
+    std::error_code ec;
+    std::vector<std::string> found;
+    for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.rfind("python3", 0) != 0) continue;
+      found.push_back(it->path().string() + "/dist-packages");
+      found.push_back(it->path().string() + "/site-packages");
+    }
+    std::sort(found.begin(), found.end());
+    if (found.empty()) {  // still report the pattern, so the error says where we looked
+      found.push_back(root + "/python3*/dist-packages");
+      found.push_back(root + "/python3*/site-packages");
+    }
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+/// True if `name` can be dlopen'ed through the loader search path (LD_LIBRARY_PATH, ld.so.cache).
+inline bool loadable_by_name(const std::string& name) {
+  void* h = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (h) return true;
+  // Probe without keeping it: RTLD_LAZY then never close (loading libtpu twice is harmless,
+  // closing it is not); only done when nothing else was found.
+  h = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  return h != nullptr;
+}
+
+}  // namespace detail
+
+/// Finds the plugin for a device kind ("tpu" or "cuda").
+///
+/// **Order:** `tpu`: `TORCHTPU_TPU_EMULATOR_PATH` or `TORCHTPU_TPU_EMULATOR=1` select the
+/// emulator (explicit request only); otherwise `TORCHTPU_PJRT_PLUGIN_TPU`, `TPU_LIBRARY_PATH`,
+/// `libtpu/libtpu.so` in Python site-packages, `/usr/lib`, `/usr/local/lib`, `/lib`
+/// `libtpu.so`, then `libtpu.so` on the loader path. `cuda`: `TORCHTPU_PJRT_PLUGIN_CUDA`, then
+/// `jax_plugins/xla_cuda13/xla_cuda_plugin.so` and `xla_cuda12` in site-packages.
+/// **Errors:** `DeviceUnavailable` listing every place searched; `ValueError` for another kind.
+inline PluginLocation find_plugin(std::string_view kind) {
+  PluginLocation loc;
+  auto try_path = [&](const std::string& p, std::string label) {
+    loc.searched.push_back(label.empty() ? p : label + " (" + (p.empty() ? "unset" : p) + ")");
+    if (detail::is_file(p)) {
+      loc.path = p;
+      return true;
+    }
+    return false;
+  };
+  if (kind == "tpu") {
+    const std::string emu_path = detail::env_or_empty("TORCHTPU_TPU_EMULATOR_PATH");
+    const std::string emu_flag = detail::env_or_empty("TORCHTPU_TPU_EMULATOR");
+    if (!emu_path.empty() || (!emu_flag.empty() && emu_flag != "0")) {
+      loc.emulated = true;
+      if (try_path(emu_path, "$TORCHTPU_TPU_EMULATOR_PATH")) return loc;
+      loc.searched.push_back("libtorchtpu_tpu_emulator.so on the dynamic loader path");
+      if (detail::loadable_by_name("libtorchtpu_tpu_emulator.so")) {
+        loc.path = "libtorchtpu_tpu_emulator.so";
+        return loc;
+      }
+      std::string msg =
+          "tpu: the TPU emulator was requested (TORCHTPU_TPU_EMULATOR / "
+          "TORCHTPU_TPU_EMULATOR_PATH) but no emulator plugin was found; searched:";
+      for (const auto& s : loc.searched) msg += "\n  " + s;
+      throw DeviceUnavailable(msg);
+    }
+    if (try_path(detail::env_or_empty("TORCHTPU_PJRT_PLUGIN_TPU"), "$TORCHTPU_PJRT_PLUGIN_TPU"))
+      return loc;
+    if (try_path(detail::env_or_empty("TPU_LIBRARY_PATH"), "$TPU_LIBRARY_PATH")) return loc;
+    for (const auto& d : detail::site_package_dirs())
+      if (try_path(d + "/libtpu/libtpu.so", "")) return loc;
+    for (const char* d : {"/usr/local/lib", "/usr/lib", "/lib"})
+      if (try_path(std::string(d) + "/libtpu.so", "")) return loc;
+    loc.searched.push_back("libtpu.so on the dynamic loader path");
+    if (detail::loadable_by_name("libtpu.so")) {
+      loc.path = "libtpu.so";
+      return loc;
+    }
+  } else if (kind == "cuda") {
+    if (try_path(detail::env_or_empty("TORCHTPU_PJRT_PLUGIN_CUDA"), "$TORCHTPU_PJRT_PLUGIN_CUDA"))
+      return loc;
+    for (const auto& d : detail::site_package_dirs())
+      for (const char* sub : {"xla_cuda13", "xla_cuda12"})
+        if (try_path(d + "/jax_plugins/" + sub + "/xla_cuda_plugin.so", "")) return loc;
+  } else {
+    throw ValueError("find_plugin: unknown PJRT device kind '" + std::string(kind) +
+                     "' (expected \"tpu\" or \"cuda\")");
+  }
+  std::string msg = "no PJRT plugin found for device '" + std::string(kind) + "'; searched:";
+  for (const auto& s : loc.searched) msg += "\n  " + s;
+  if (kind == "tpu")
+    msg += "\n(set TORCHTPU_TPU_EMULATOR=1 to use torchtpu's TPU emulator for development)";
+  throw DeviceUnavailable(msg);
+}
+
+/// Finds and loads the plugin for `kind` ("tpu", "cuda"). See `find_plugin` and `Plugin::load`.
+inline const Plugin& load_plugin(std::string_view kind) {
+  PluginLocation loc = find_plugin(kind);
+  return Plugin::load(loc.path, loc.emulated);
+}
+
+}  // namespace torchtpu::pjrt

@@ -1,0 +1,431 @@
+// torchtpu/fuse/cpu.hpp — materialization on the CPU: one fused loop per elementwise region,
+// reductions and softmax streaming their producers, matmul with its epilogue applied per
+// output tile, and overlap detection for aliasing destinations.
+#pragma once
+#include <cmath>    // std::exp, std::log
+#include <cstdint>  // int64_t
+#include <string>   // std::string
+
+#include "../core/tensor.hpp"  // Tensor
+#include "../expr/nodes.hpp"   // node types
+#include "evaluator.hpp"       // Evaluator, for_each_operand
+#include "gemm.hpp"            // gemm_rows
+#include "plan.hpp"            // LoopPlan
+
+namespace torchtpu::detail {
+
+// ---- row iteration -------------------------------------------------------------------
+
+/// Calls `f(idx, row)` for each row `row` in [begin, end) of a plan (a row = every loop dim
+/// but the last), with `idx` holding the row's loop indices.
+template <class F>
+void for_rows(const LoopPlan& p, int64_t begin, int64_t end, F&& f) {
+  int64_t idx[max_rank] = {};
+  int64_t r = begin;
+  for (int j = p.rank - 2; j >= 0; --j) {
+    idx[j] = r % p.sizes[j];
+    r /= p.sizes[j];
+  }
+  for (int64_t row = begin; row < end; ++row) {
+    f(static_cast<const int64_t*>(idx), row);
+    for (int j = p.rank - 2; j >= 0; --j) {
+      if (++idx[j] < p.sizes[j]) break;
+      idx[j] = 0;
+    }
+  }
+}
+
+inline int64_t plan_rows(const LoopPlan& p) {
+  int64_t r = 1;
+  for (int j = 0; j + 1 < p.rank; ++j) r *= p.sizes[j];
+  return r;
+}
+
+// ---- aliasing --------------------------------------------------------------------------
+
+/// True when writing `dest` while reading `e`'s elementwise operands could read an element
+/// after it was overwritten: an operand shares memory with `dest` but is not read at
+/// exactly the position being written.
+template <element T, int R, class E>
+bool overlaps_unsafely(const Tensor<T, R>& dest, const E& e) {
+  const char *dlo, *dhi;
+  if (!byte_extent(dest.data_ptr(), dest.sizes(), dest.strides(), sizeof(T), dlo, dhi)) return false;
+  bool bad = false;
+  for_each_operand(
+      e,
+      [&](const Dims& sh, const Dims& st, const StorageImpl* s, const void* data, size_t elem) {
+        if (bad || s == nullptr || s != dest.storage().get()) return;
+        const char *lo, *hi;
+        if (!byte_extent(data, sh, st, elem, lo, hi) || hi < dlo || lo > dhi) return;
+        // Same element positions? (same address, same size, and same strides once broadcast)
+        if (data == static_cast<const void*>(dest.data_ptr()) && elem == sizeof(T)) {
+          LoopPlan p = make_plan(dest.sizes());
+          int64_t a[max_rank], b[max_rank];
+          plan_strides(p, sh, st, a);
+          plan_strides(p, dest.sizes(), dest.strides(), b);
+          bool same = true;
+          for (int j = 0; j < p.rank; ++j) same = same && (a[j] == b[j] || p.sizes[j] == 1);
+          if (same) return;
+        }
+        bad = true;
+      },
+      [](const auto&) {});
+  return bad;
+}
+
+// ---- elementwise -----------------------------------------------------------------------
+
+/// dest[...] = e[...] (e broadcast to dest's shape), one pass, no aliasing check.
+template <element T, int R, expression E>
+void elementwise_into(const Tensor<T, R>& dest, const E& e, const EvalContext& ctx = {}) {
+  LoopPlan p = make_plan(dest.sizes());
+  OperandLayouts ops;
+  ops.add(dest.sizes(), dest.strides());
+  collect_layouts(e, ops);
+  coalesce(p, ops);
+  Evaluator<E> ev(e, p, ctx);
+  StridedReader<T> out(dest.data_ptr(), dest.sizes(), dest.strides(), p);
+  const int64_t n = p.sizes[p.rank - 1];
+  const int64_t ds = out.inner;
+  for_rows(p, 0, plan_rows(p), [&](const int64_t* idx, int64_t) {
+    ev.set_row(idx);
+    out.set_row(idx);
+    T* d = const_cast<T*>(out.row);
+    if (ds == 1) {
+      for (int64_t i = 0; i < n; ++i) d[i] = convert<T>(ev.at(i));
+    } else {
+      for (int64_t i = 0; i < n; ++i) d[i * ds] = convert<T>(ev.at(i));
+    }
+  });
+}
+
+// ---- reductions ------------------------------------------------------------------------
+
+/// Destination strides expressed over the input's dims (0 at reduced dims).
+inline Dims dest_strides_over_input(const Dims& in, uint32_t mask, bool keepdim, const Dims& dst) {
+  Dims s = Dims::filled(in.size(), 0);
+  int k = 0;
+  for (int i = 0; i < in.size(); ++i) {
+    if (mask & (1u << i)) {
+      if (keepdim) ++k;
+    } else {
+      s[i] = dst[k++];
+    }
+  }
+  return s;
+}
+
+/// Plan over `in` with kept dims first, then the dims in `mask`; returns the barrier.
+template <class E>
+LoopPlan reduction_plan(const E& arg, uint32_t mask, const Dims& dst_over_in, int& barrier) {
+  const Dims& in = arg.shape();
+  int order[max_rank];
+  int n = 0;
+  for (int i = 0; i < in.size(); ++i) if (!(mask & (1u << i))) order[n++] = i;
+  barrier = n;
+  for (int i = 0; i < in.size(); ++i) if (mask & (1u << i)) order[n++] = i;
+  LoopPlan p = make_plan(in, order);
+  OperandLayouts ops;
+  ops.add(in, dst_over_in);
+  collect_layouts(arg, ops);
+  if (in.size() == 0) { barrier = 0; return p; }
+  barrier = coalesce(p, ops, barrier);
+  return p;
+}
+
+template <class Op, class E, element T, int R>
+void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
+  using In = typename E::value_type;
+  using A = typename Op::template acc<In>;
+  const Dims& in = node.arg.shape();
+  const Dims dst = dest_strides_over_input(in, node.mask, node.keepdim, dest.strides());
+  int barrier = 0;
+  LoopPlan p = reduction_plan(node.arg, node.mask, dst, barrier);
+  Evaluator<E> ev(node.arg, p, EvalContext{});
+  int64_t dst_st[max_rank];
+  plan_strides(p, in, dst, dst_st);
+  int64_t count = 1;
+  for (int i = 0; i < in.size(); ++i) if (node.mask & (1u << i)) count *= in[i];
+  // kept loop dims: [0, barrier); reduced: [barrier, rank)
+  int64_t kept_total = 1;
+  for (int j = 0; j < barrier; ++j) kept_total *= p.sizes[j];
+  int64_t red_rows = 1;
+  for (int j = barrier; j + 1 < p.rank; ++j) red_rows *= p.sizes[j];
+  const int64_t inner = p.sizes[p.rank - 1];
+  const bool inner_reduced = barrier < p.rank;
+  T* out = dest.data_ptr();
+  int64_t idx[max_rank] = {};
+  for (int64_t o = 0; o < kept_total; ++o) {
+    int64_t rem = o, off = 0;
+    for (int j = barrier - 1; j >= 0; --j) {
+      idx[j] = rem % p.sizes[j];
+      rem /= p.sizes[j];
+      off += idx[j] * dst_st[j];
+    }
+    A acc = Op::template init<A>();
+    if (!inner_reduced) {  // nothing reduced
+      ev.set_row(idx);
+      acc = Op::combine(acc, convert<A>(ev.at(0)));
+    } else {
+      for (int64_t rr = 0; rr < red_rows; ++rr) {
+        int64_t rem2 = rr;
+        for (int j = p.rank - 2; j >= barrier; --j) {
+          idx[j] = rem2 % p.sizes[j];
+          rem2 /= p.sizes[j];
+        }
+        ev.set_row(idx);
+        for (int64_t i = 0; i < inner; ++i) acc = Op::combine(acc, convert<A>(ev.at(i)));
+      }
+    }
+    out[off] = convert<T>(Op::finalize(acc, count));
+  }
+}
+
+template <class Op, class E, element T, int R>
+void argreduce_into(const Tensor<T, R>& dest, const ArgReduceNode<Op, E>& node) {
+  using In = typename E::value_type;
+  using A = opmath_t<In>;
+  const Dims& in = node.arg.shape();
+  const uint32_t mask = node.dim < 0 ? (in.size() ? (1u << in.size()) - 1u : 0u) : (1u << node.dim);
+  // Reduce dims in natural order (so flattened indices are row-major): no coalescing.
+  int order[max_rank];
+  int n = 0;
+  for (int i = 0; i < in.size(); ++i) if (!(mask & (1u << i))) order[n++] = i;
+  const int barrier = n;
+  for (int i = 0; i < in.size(); ++i) if (mask & (1u << i)) order[n++] = i;
+  LoopPlan p = make_plan(in, order);
+  Evaluator<E> ev(node.arg, p, EvalContext{});
+  const bool keep = node.keepdim && node.dim >= 0;
+  const Dims dst = dest_strides_over_input(in, mask, keep, node.dim < 0 && node.keepdim ? Dims::filled(in.size(), 0) : dest.strides());
+  int64_t dst_st[max_rank];
+  plan_strides(p, in, dst, dst_st);
+  int64_t kept_total = 1;
+  for (int j = 0; j < barrier; ++j) kept_total *= p.sizes[j];
+  int64_t red_rows = 1;
+  for (int j = barrier; j + 1 < p.rank; ++j) red_rows *= p.sizes[j];
+  const int64_t inner = p.sizes[p.rank - 1];
+  int64_t idx[max_rank] = {};
+  for (int64_t o = 0; o < kept_total; ++o) {
+    int64_t rem = o, off = 0;
+    for (int j = barrier - 1; j >= 0; --j) {
+      idx[j] = rem % p.sizes[j];
+      rem /= p.sizes[j];
+      off += idx[j] * dst_st[j];
+    }
+    A best{};
+    int64_t best_i = -1, flat = 0;
+    for (int64_t rr = 0; rr < red_rows; ++rr) {
+      int64_t rem2 = rr;
+      for (int j = p.rank - 2; j >= barrier; --j) {
+        idx[j] = rem2 % p.sizes[j];
+        rem2 /= p.sizes[j];
+      }
+      ev.set_row(idx);
+      for (int64_t i = 0; i < inner; ++i, ++flat) {
+        const A v = convert<A>(ev.at(i));
+        if (best_i < 0 || Op::better(best, v)) { best = v; best_i = flat; }
+      }
+    }
+    dest.data_ptr()[off] = T(best_i);
+  }
+}
+
+// ---- softmax ---------------------------------------------------------------------------
+
+template <class E, bool Log, element T, int R>
+void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
+  using M = opmath_t<T>;
+  const Dims& in = node.arg.shape();
+  if (in.size() == 0) {  // softmax of a scalar: 1 (log: 0)
+    Evaluator<E> ev(node.arg, make_plan(in), EvalContext{});
+    const M v = convert<M>(ev.at(0));
+    dest.data_ptr()[0] = convert<T>(v != v ? v : (Log ? M(0) : M(1)));
+    return;
+  }
+  int order[max_rank];
+  int n = 0;
+  for (int i = 0; i < in.size(); ++i) if (i != node.dim) order[n++] = i;
+  order[n++] = node.dim;
+  LoopPlan p = make_plan(in, order);
+  Evaluator<E> ev(node.arg, p, EvalContext{});
+  StridedReader<T> out(dest.data_ptr(), dest.sizes(), dest.strides(), p);
+  const int64_t len = p.sizes[p.rank - 1];
+  for_rows(p, 0, plan_rows(p), [&](const int64_t* idx, int64_t) {
+    ev.set_row(idx);
+    out.set_row(idx);
+    T* d = const_cast<T*>(out.row);
+    // pass 1: running max and rescaled sum (online softmax, Milakov & Gimelshein 2018)
+    M mx = -std::numeric_limits<M>::infinity(), s = M(0);
+    for (int64_t i = 0; i < len; ++i) {
+      const M v = convert<M>(ev.at(i));
+      if (v > mx) {
+        s = s * std::exp(mx - v) + M(1);
+        mx = v;
+      } else {
+        s += std::exp(v - mx);
+      }
+    }
+    // pass 2: write
+    if constexpr (Log) {
+      const M ls = std::log(s);
+      for (int64_t i = 0; i < len; ++i) d[i * out.inner] = convert<T>(convert<M>(ev.at(i)) - mx - ls);
+    } else {
+      const M inv = M(1) / s;
+      for (int64_t i = 0; i < len; ++i) d[i * out.inner] = convert<T>(std::exp(convert<M>(ev.at(i)) - mx) * inv);
+    }
+  });
+}
+
+// ---- matmul ----------------------------------------------------------------------------
+
+/// An operand as a tensor of type C: itself if it already is one, else materialized.
+template <element C, expression E>
+Tensor<C> as_tensor(const E& e) {
+  if constexpr (tensor_handle<E> && std::same_as<typename E::value_type, C>) return Tensor<C>(e);
+  else return evaluate_new(to<C>(e));
+}
+
+/// Operands of a matmul, as 3-index views: batch (broadcast), rows, columns.
+template <element C>
+struct MatmulOperands {
+  Tensor<C> a, b;  // a: [batch..., m, k], b: [batch..., k, n] (expanded to the batch shape)
+};
+
+template <class A, class B>
+auto matmul_operands(const ContractNode<A, B>& node) {
+  using C = typename ContractNode<A, B>::value_type;
+  Tensor<C> a = as_tensor<C>(node.a);
+  Tensor<C> b = as_tensor<C>(node.b);
+  if (a.dim() == 1) a = a.unsqueeze(0);
+  if (b.dim() == 1) b = b.unsqueeze(1);
+  Dims sa = node.batch, sb = node.batch;
+  sa.push_back(node.m); sa.push_back(node.k);
+  sb.push_back(node.k); sb.push_back(node.n);
+  return MatmulOperands<C>{a.expand(sa), b.expand(sb)};
+}
+
+/// Calls `f(batch_index, a_ptr, b_ptr)` for each matrix of the batch.
+template <element C, class F>
+void for_each_batch(const MatmulOperands<C>& ops, const Dims& batch, F&& f) {
+  const int nb = batch.size();
+  const int64_t total = numel(batch);
+  int64_t idx[max_rank] = {};
+  for (int64_t t = 0; t < total; ++t) {
+    int64_t rem = t, oa = 0, ob = 0;
+    for (int j = nb - 1; j >= 0; --j) {
+      idx[j] = rem % batch[j];
+      rem /= batch[j];
+      oa += idx[j] * ops.a.strides()[j];
+      ob += idx[j] * ops.b.strides()[j];
+    }
+    f(t, ops.a.data_ptr() + oa, ops.b.data_ptr() + ob);
+  }
+}
+
+/// Rows per tile of the matmul epilogue: the epilogue runs on these rows while in cache.
+inline constexpr int64_t epilogue_tile_rows = 32;
+
+/// dest (contiguous, shape = node.shape, type C) = matmul; `after_rows(first_flat_row,
+/// end_flat_row)` runs on each finished tile (the fused epilogue).
+template <class A, class B, class After>
+void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const ContractNode<A, B>& node,
+                            After&& after_rows) {
+  using C = typename ContractNode<A, B>::value_type;
+  using Acc = opmath_t<C>;
+  const auto ops = matmul_operands(node);
+  const int r = ops.a.dim();
+  const int64_t sam = ops.a.strides()[r - 2], sak = ops.a.strides()[r - 1];
+  const int64_t sbk = ops.b.strides()[r - 2], sbn = ops.b.strides()[r - 1];
+  const int64_t m = node.m, n = node.n, k = node.k;
+  for_each_batch(ops, node.batch, [&](int64_t t, const C* pa, const C* pb) {
+    C* cbase = dest + t * m * n;
+    for (int64_t r0 = 0; r0 < m; r0 += epilogue_tile_rows) {
+      const int64_t r1 = std::min(m, r0 + epilogue_tile_rows);
+      if constexpr (std::same_as<C, Acc>) {
+        gemm_rows<C, Acc>(r0, r1, n, k, pa, sam, sak, pb, sbk, sbn, cbase, n);
+      } else {
+        Acc* tmp = workspace<Acc>(size_t((r1 - r0) * n), 1);
+        gemm_rows<C, Acc>(0, r1 - r0, n, k, pa + r0 * sam, sam, sak, pb, sbk, sbn, tmp, n);
+        for (int64_t i = 0; i < (r1 - r0) * n; ++i) cbase[r0 * n + i] = convert<C>(tmp[i]);
+      }
+      after_rows(t * m + r0, t * m + r1);
+    }
+  });
+}
+
+// ---- dispatch --------------------------------------------------------------------------
+
+template <class E>
+inline constexpr bool is_contract = false;
+template <class A, class B>
+inline constexpr bool is_contract<ContractNode<A, B>> = true;
+
+/// The first ContractNode in an elementwise region (depth-first), if any.
+template <class E>
+const void* find_contract(const E& e, const Dims*& shape) {
+  if constexpr (is_contract<E>) {
+    shape = &e.shape();
+    return &e;
+  } else if constexpr (requires { e.args; }) {
+    const void* found = nullptr;
+    std::apply([&](const auto&... a) { ((found = found ? found : find_contract(a, shape)), ...); }, e.args);
+    return found;
+  } else {
+    return nullptr;
+  }
+}
+
+template <class E, class F>
+bool with_contract(const E& e, const void* target, F&& f) {
+  if constexpr (is_contract<E>) {
+    if (static_cast<const void*>(&e) == target) { f(e); return true; }
+    return false;
+  } else if constexpr (requires { e.args; }) {
+    bool done = false;
+    std::apply([&](const auto&... a) { ((done = done || with_contract(a, target, f)), ...); }, e.args);
+    return done;
+  } else {
+    return false;
+  }
+}
+
+/// Evaluate `e` into `dest` with the fused matmul epilogue: the first matmul in the
+/// elementwise region writes each tile of rows straight into `dest`, and the region is then
+/// evaluated on that tile while it is in cache, reading the product back from `dest` at the
+/// position being written. Applies when the product has dest's shape and type, dest is
+/// contiguous with rank >= 2, and nothing the product reads overlaps dest (the caller has
+/// checked the region's other operands). Returns false when the pattern does not apply.
+template <element T, int R, class E>
+bool try_matmul_epilogue(const Tensor<T, R>& dest, const E& e) {
+  if constexpr (!requires { e.args; }) {
+    return false;
+  } else {
+    const Dims* cshape = nullptr;
+    const void* c = find_contract(e, cshape);
+    if (!c || !(*cshape == dest.sizes()) || dest.dim() < 2 || !dest.is_contiguous()) return false;
+    bool ok = false;
+    with_contract(e, c, [&](const auto& node) {
+      using C = typename std::decay_t<decltype(node)>::value_type;
+      if constexpr (std::same_as<C, T>) {
+        if (overlaps_unsafely(dest, node.a) || overlaps_unsafely(dest, node.b)) return;
+        ok = true;
+        const EvalContext ctx{c, dest.data_ptr(), dest.sizes(), dest.strides()};
+        const LoopPlan p = make_plan(dest.sizes());
+        Evaluator<E> ev(e, p, ctx);
+        StridedReader<T> out(dest.data_ptr(), dest.sizes(), dest.strides(), p);
+        const int64_t n = p.sizes[p.rank - 1];
+        matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1) {
+          for_rows(p, r0, r1, [&](const int64_t* idx, int64_t) {
+            ev.set_row(idx);
+            out.set_row(idx);
+            T* d = const_cast<T*>(out.row);
+            for (int64_t i = 0; i < n; ++i) d[i] = convert<T>(ev.at(i));
+          });
+        });
+      }
+    });
+    return ok;
+  }
+}
+
+}  // namespace torchtpu::detail

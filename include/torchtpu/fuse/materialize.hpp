@@ -1,0 +1,93 @@
+// torchtpu/fuse/materialize.hpp — the one entry point that turns an expression into values in
+// a tensor on the CPU: picks the plan for the root node (elementwise region, matmul with
+// epilogue, reduction, softmax) and handles destinations that overlap the inputs.
+#pragma once
+#include <string>  // std::string
+
+#include "../core/errors.hpp"  // ShapeError, DeviceError
+#include "cpu.hpp"             // elementwise_into, reduce_into, ...
+
+namespace torchtpu::detail {
+
+/// True if any tensor read by `e`'s elementwise region shares bytes with `dest`.
+template <element T, int R, class E>
+bool overlaps_any(const Tensor<T, R>& dest, const E& e) {
+  const char *dlo, *dhi;
+  if (!byte_extent(dest.data_ptr(), dest.sizes(), dest.strides(), sizeof(T), dlo, dhi)) return false;
+  bool hit = false;
+  for_each_operand(
+      e,
+      [&](const Dims& sh, const Dims& st, const StorageImpl* s, const void* data, size_t elem) {
+        const char *lo, *hi;
+        if (s == dest.storage().get() && byte_extent(data, sh, st, elem, lo, hi) && !(hi < dlo || lo > dhi))
+          hit = true;
+      },
+      [](const auto&) {});
+  return hit;
+}
+
+template <class E> inline constexpr bool is_reduce = false;
+template <class Op, class E> inline constexpr bool is_reduce<ReduceNode<Op, E>> = true;
+template <class E> inline constexpr bool is_argreduce = false;
+template <class Op, class E> inline constexpr bool is_argreduce<ArgReduceNode<Op, E>> = true;
+template <class E> inline constexpr bool is_softmax = false;
+template <class E, bool L> inline constexpr bool is_softmax<SoftmaxNode<E, L>> = true;
+
+/// Write `e` into `dest` (shape already checked). `fresh`: dest was just allocated, so
+/// nothing can alias it.
+template <element T, int R, expression E>
+void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
+  const bool same_shape = e.shape() == dest.sizes();
+  if constexpr (is_reduce<E> || is_argreduce<E> || is_softmax<E>) {
+    if (same_shape && (fresh || !overlaps_any(dest, e.arg))) {
+      if constexpr (is_reduce<E>) reduce_into(dest, e);
+      else if constexpr (is_argreduce<E>) argreduce_into(dest, e);
+      else softmax_into(dest, e);
+      return;
+    }
+    elementwise_into(dest, evaluate_new(e));
+  } else if constexpr (is_contract<E>) {
+    if constexpr (std::same_as<typename E::value_type, T>) {
+      if (same_shape && dest.is_contiguous() &&
+          (fresh || (!overlaps_any(dest, e.a) && !overlaps_any(dest, e.b)))) {
+        matmul_into_contiguous(dest.data_ptr(), e, [](int64_t, int64_t) {});
+        return;
+      }
+    }
+    elementwise_into(dest, evaluate_new(e));
+  } else {
+    if (!fresh && overlaps_unsafely(dest, e)) {
+      elementwise_into(dest, evaluate_new(e));  // NumPy's rule: evaluate into a temporary first
+      return;
+    }
+    if (same_shape && try_matmul_epilogue(dest, e)) return;
+    elementwise_into(dest, e);
+  }
+}
+
+template <expression E>
+Tensor<typename E::value_type> evaluate_new(const E& e) {
+  using V = typename E::value_type;
+  Tensor<V> out = Tensor<V>::empty(e.shape());
+  if (out.numel() != 0) write_into(out, e, true);
+  return out;
+}
+
+template <element T, int R, expression E>
+void materialize(Tensor<T, R>& dest, const E& e) {
+  bool fresh = false;
+  if (!dest.defined()) {
+    dest = Tensor<T, R>(Tensor<T>::empty(e.shape()));
+    fresh = true;
+  } else if (!broadcastable_to(e.shape(), dest.sizes())) {
+    throw ShapeError("assign: cannot write an expression of shape " + to_string(e.shape()) +
+                     " into a tensor of shape " + to_string(dest.sizes()));
+  }
+  if (!dest.device().is_cpu())
+    throw ValueError("assign: destination is on " + dest.device().str() +
+                     "; CPU materialization needs a cpu tensor (use .cpu() or the device API)");
+  if (dest.numel() == 0) return;
+  write_into(dest, e, fresh);
+}
+
+}  // namespace torchtpu::detail

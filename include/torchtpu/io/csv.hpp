@@ -1,0 +1,176 @@
+// torchtpu/io/csv.hpp — reading numeric CSV files with a header row (such as
+// data/digits_test.csv) into a rows × cols table of doubles.
+#pragma once
+#include <cerrno>        // errno
+#include <charconv>      // std::from_chars
+#include <cstddef>       // size_t
+#include <cstdint>       // int64_t
+#include <cstdio>        // std::FILE, std::fopen, std::fread, std::fclose
+#include <cstring>       // std::strerror
+#include <string>        // std::string, std::to_string
+#include <string_view>   // std::string_view
+#include <system_error>  // std::errc
+#include <utility>       // std::move
+#include <vector>        // std::vector
+
+#include "../core/errors.hpp"  // Error, ValueError, IndexError
+
+namespace torchtpu {
+
+/// A numeric table read from a CSV file: the header's column names and the values,
+/// row-major.
+///
+/// **Shapes:** `values.size() == rows * cols`; `header.size() == cols`. `rows` may be 0.
+/// **Example:** tests/io/test_csv.cpp, block `csv-read`.
+struct CsvTable {
+  std::vector<std::string> header;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<double> values;
+
+  /// The value at row `r`, column `c` (both from 0; the header is not a row).
+  ///
+  /// **Errors:** `IndexError` if either index is out of range.
+  double at(int64_t r, int64_t c) const {
+    if (r < 0 || r >= rows || c < 0 || c >= cols)
+      throw IndexError("CsvTable::at(" + std::to_string(r) + ", " + std::to_string(c) + "): the table is " +
+                       std::to_string(rows) + " x " + std::to_string(cols));
+    return values[static_cast<size_t>(r * cols + c)];
+  }
+
+  /// The index of the column named `name` (the first, if the header repeats it).
+  ///
+  /// **Errors:** `IndexError` if no column has that name.
+  int64_t column(std::string_view name) const {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return static_cast<int64_t>(i);
+    throw IndexError("CsvTable::column: no column named '" + std::string(name) + "'");
+  }
+};
+
+namespace detail {
+
+/// Splits one CSV line into fields: commas separate, surrounding spaces and tabs are
+/// dropped, a field may be double-quoted (`""` inside quotes is one quote; a quoted field
+/// may hold commas). Throws ValueError naming `where` for an unterminated quote.
+inline std::vector<std::string> csv_split(std::string_view line, const std::string& where) {
+  std::vector<std::string> fields;
+  size_t i = 0;
+  auto is_space = [](char c) { return c == ' ' || c == '\t'; };
+  while (true) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    std::string field;
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      while (true) {
+        if (i >= line.size()) throw ValueError(where + ": unterminated quoted field");
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            field.push_back('"');
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field.push_back(line[i++]);
+      }
+      while (i < line.size() && is_space(line[i])) ++i;
+      if (i < line.size() && line[i] != ',')
+        throw ValueError(where + ": unexpected text after the closing quote of field " +
+                         std::to_string(fields.size() + 1));
+    } else {
+      const size_t start = i;
+      while (i < line.size() && line[i] != ',') ++i;
+      size_t end = i;
+      while (end > start && is_space(line[end - 1])) --end;
+      field.assign(line.substr(start, end - start));
+    }
+    fields.push_back(std::move(field));
+    if (i >= line.size()) break;
+    ++i;  // ','
+  }
+  return fields;
+}
+
+/// Parses a whole field as a double (decimal or scientific notation, an optional sign,
+/// `nan`, `inf`); returns false if any of it is not part of the number.
+inline bool csv_parse_double(std::string_view text, double& out) {
+  if (!text.empty() && text.front() == '+') {  // from_chars takes '-' but not '+'
+    text.remove_prefix(1);
+    if (!text.empty() && (text.front() == '+' || text.front() == '-')) return false;
+  }
+  if (text.empty()) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace detail
+
+/// Parses CSV text whose first non-blank line is a header of column names and whose other
+/// lines are numbers, all rows with as many fields as the header. Blank lines are
+/// skipped; `\n` and `\r\n` line ends and a UTF-8 byte-order mark are accepted. `what`
+/// names the source in error messages (a path, or "<memory>").
+///
+/// **Errors:** `ValueError` naming the source, the 1-based line number and, for a bad
+/// value, the column number and name: no header row, a row with the wrong number of
+/// fields, an empty field, text that is not a number, an unterminated quote.
+/// **Example:** tests/io/test_csv.cpp, block `csv-read`.
+inline CsvTable parse_csv(std::string_view text, std::string_view what = "<memory>") {
+  const std::string w(what);
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  CsvTable t;
+  bool have_header = false;
+  size_t pos = 0;
+  int64_t line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank
+    const std::string where = w + ":" + std::to_string(line_no);
+    std::vector<std::string> fields = detail::csv_split(line, where);
+    if (!have_header) {
+      t.header = std::move(fields);
+      t.cols = static_cast<int64_t>(t.header.size());
+      have_header = true;
+      continue;
+    }
+    if (static_cast<int64_t>(fields.size()) != t.cols)
+      throw ValueError(where + ": expected " + std::to_string(t.cols) + " fields (as in the header), found " +
+                       std::to_string(fields.size()));
+    for (size_t c = 0; c < fields.size(); ++c) {
+      double v = 0;
+      if (!detail::csv_parse_double(fields[c], v))
+        throw ValueError(where + ", column " + std::to_string(c + 1) + " ('" + t.header[c] + "'): " +
+                         (fields[c].empty() ? std::string("empty field") : "not a number: '" + fields[c] + "'"));
+      t.values.push_back(v);
+    }
+    ++t.rows;
+  }
+  if (!have_header) throw ValueError(w + ": no header row (the CSV text is empty)");
+  return t;
+}
+
+/// Reads a numeric CSV file with a header row; see `parse_csv` for the accepted format.
+///
+/// **Errors:** `Error` if the file cannot be opened or read (with the OS's reason); the
+/// errors of `parse_csv`, whose messages start with `path:line`.
+/// **Example:** tests/io/test_csv.cpp, block `csv-read`.
+inline CsvTable read_csv(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(path + ": cannot open for reading: " + std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw Error(path + ": read error");
+  return parse_csv(text, path);
+}
+
+}  // namespace torchtpu

@@ -1,0 +1,132 @@
+// torchtpu/ops/arith.hpp — elementwise binary arithmetic: add, sub, mul, div, floor_divide,
+// remainder, pow, minimum, maximum (NumPy broadcasting, PyTorch type promotion).
+#pragma once
+#include <cmath>        // std::pow, std::fmod, std::floor
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+
+#include "../core/errors.hpp"  // ValueError
+#include "traits.hpp"          // make_map, same_type_policy
+
+namespace torchtpu {
+
+/// Elementwise sum with broadcasting. **Dtypes:** all; promoted (core/dtype.hpp).
+struct AddOp : same_type_policy {
+  static constexpr std::string_view name = "add", aten = "aten::add", hlo = "stablehlo.add";
+  template <class M> constexpr M operator()(M a, M b) const { return M(a + b); }
+};
+/// Elementwise difference. **Dtypes:** all but bool (as in PyTorch).
+struct SubOp : same_type_policy {
+  static constexpr std::string_view name = "sub", aten = "aten::sub", hlo = "stablehlo.subtract";
+  template <class M> constexpr M operator()(M a, M b) const { return M(a - b); }
+};
+/// Elementwise product.
+struct MulOp : same_type_policy {
+  static constexpr std::string_view name = "mul", aten = "aten::mul", hlo = "stablehlo.multiply";
+  template <class M> constexpr M operator()(M a, M b) const {
+    if constexpr (std::same_as<M, bool>) return a && b;
+    else return M(a * b);
+  }
+};
+/// True division: integer and bool operands give float32 (PyTorch's `/`).
+struct DivOp : floating_policy {
+  static constexpr std::string_view name = "div", aten = "aten::div", hlo = "stablehlo.divide";
+  template <class M> constexpr M operator()(M a, M b) const { return a / b; }
+};
+/// Division rounded toward negative infinity (Python's `//`).
+/// **Errors:** ValueError on integer division by zero ("ZeroDivisionError" in PyTorch).
+struct FloorDivideOp : same_type_policy {
+  static constexpr std::string_view name = "floor_divide", aten = "aten::floor_divide", hlo = "";
+  template <class M> M operator()(M a, M b) const {
+    if constexpr (std::is_floating_point_v<M>) {
+      return std::floor(a / b);
+    } else {
+      if (b == 0) throw ValueError("floor_divide: integer division by zero");
+      M q = M(a / b);
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+      return q;
+    }
+  }
+};
+/// Remainder with the sign of the divisor (Python's `%`, `torch.remainder`).
+/// **Errors:** ValueError on integer division by zero.
+struct RemainderOp : same_type_policy {
+  static constexpr std::string_view name = "remainder", aten = "aten::remainder", hlo = "stablehlo.remainder";
+  template <class M> M operator()(M a, M b) const {
+    if constexpr (std::is_floating_point_v<M>) {
+      M r = std::fmod(a, b);
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    } else {
+      if (b == 0) throw ValueError("remainder: integer division by zero");
+      M r = M(a % b);
+      if (r != 0 && ((r < 0) != (b < 0))) r = M(r + b);
+      return r;
+    }
+  }
+};
+/// `a` to the power `b`. Integer bases with integer exponents stay integers.
+struct PowOp : same_type_policy {
+  static constexpr std::string_view name = "pow", aten = "aten::pow", hlo = "stablehlo.power";
+  template <class M> M operator()(M a, M b) const {
+    if constexpr (std::is_floating_point_v<M>) {
+      return std::pow(a, b);
+    } else {
+      if (b < 0) return M(a == 1 ? 1 : (a == -1 ? ((b % 2) ? -1 : 1) : 0));
+      M r = 1, base = a;
+      for (auto e = b; e > 0; e /= 2) {
+        if (e & 1) r = M(r * base);
+        base = M(base * base);
+      }
+      return r;
+    }
+  }
+};
+/// Elementwise minimum; NaN propagates.
+struct MinimumOp : same_type_policy {
+  static constexpr std::string_view name = "minimum", aten = "aten::minimum", hlo = "stablehlo.minimum";
+  template <class M> constexpr M operator()(M a, M b) const {
+    if (detail::is_nan(a)) return a;
+    if (detail::is_nan(b)) return b;
+    return b < a ? b : a;
+  }
+};
+/// Elementwise maximum; NaN propagates.
+struct MaximumOp : same_type_policy {
+  static constexpr std::string_view name = "maximum", aten = "aten::maximum", hlo = "stablehlo.maximum";
+  template <class M> constexpr M operator()(M a, M b) const {
+    if (detail::is_nan(a)) return a;
+    if (detail::is_nan(b)) return b;
+    return a < b ? b : a;
+  }
+};
+
+template <class A, class B>
+  requires binary_operands<A, B>
+auto add(const A& a, const B& b) { return make_map(AddOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto sub(const A& a, const B& b) { return make_map(SubOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto mul(const A& a, const B& b) { return make_map(MulOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto div(const A& a, const B& b) { return make_map(DivOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto floor_divide(const A& a, const B& b) { return make_map(FloorDivideOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto remainder(const A& a, const B& b) { return make_map(RemainderOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto pow(const A& a, const B& b) { return make_map(PowOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto minimum(const A& a, const B& b) { return make_map(MinimumOp{}, a, b); }
+template <class A, class B>
+  requires binary_operands<A, B>
+auto maximum(const A& a, const B& b) { return make_map(MaximumOp{}, a, b); }
+
+}  // namespace torchtpu

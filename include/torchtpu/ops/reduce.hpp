@@ -1,0 +1,154 @@
+// torchtpu/ops/reduce.hpp — reductions (sum, mean, prod, max, min, any, all, argmax, argmin)
+// and softmax / log_softmax. The reduced operand is streamed, never materialized (fuse/).
+#pragma once
+#include <cstdint>      // int64_t
+#include <limits>       // std::numeric_limits
+#include <string_view>  // std::string_view
+
+#include "traits.hpp"  // expression, policies
+
+namespace torchtpu {
+
+/// Sum. **Dtypes:** all; bool and integers accumulate and return int64 (as torch.sum);
+/// bf16/half accumulate in float. NaN propagates.
+struct SumOp {
+  static constexpr std::string_view name = "sum", aten = "aten::sum", hlo = "stablehlo.add";
+  template <class T> using result = sum_result_t<T>;
+  template <class T> using acc = opmath_t<sum_result_t<T>>;
+  template <class A> static constexpr A init() { return A(0); }
+  template <class A> static constexpr A combine(A a, A b) { return a + b; }
+  template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+};
+/// Arithmetic mean. **Dtypes:** floating point only (as torch.mean).
+struct MeanOp {
+  static constexpr std::string_view name = "mean", aten = "aten::mean", hlo = "stablehlo.add";
+  template <class T> using result = T;
+  template <class T> using acc = opmath_t<T>;
+  template <class A> static constexpr A init() { return A(0); }
+  template <class A> static constexpr A combine(A a, A b) { return a + b; }
+  template <class A> static constexpr A finalize(A a, int64_t n) {
+    return n ? A(a / A(n)) : std::numeric_limits<A>::quiet_NaN();
+  }
+};
+/// Product; integers and bool give int64.
+struct ProdOp {
+  static constexpr std::string_view name = "prod", aten = "aten::prod", hlo = "stablehlo.multiply";
+  template <class T> using result = sum_result_t<T>;
+  template <class T> using acc = opmath_t<sum_result_t<T>>;
+  template <class A> static constexpr A init() { return A(1); }
+  template <class A> static constexpr A combine(A a, A b) { return a * b; }
+  template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+};
+/// Maximum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
+struct MaxOp {
+  static constexpr std::string_view name = "max", aten = "aten::amax", hlo = "stablehlo.maximum";
+  static constexpr bool needs_nonempty = true;
+  template <class T> using result = T;
+  template <class T> using acc = opmath_t<T>;
+  template <class A> static constexpr A init() {
+    if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
+    else return std::numeric_limits<A>::lowest();
+  }
+  template <class A> static constexpr A combine(A a, A b) {
+    if (detail::is_nan(a)) return a;
+    if (detail::is_nan(b)) return b;
+    return a < b ? b : a;
+  }
+  template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+};
+/// Minimum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
+struct MinOp {
+  static constexpr std::string_view name = "min", aten = "aten::amin", hlo = "stablehlo.minimum";
+  static constexpr bool needs_nonempty = true;
+  template <class T> using result = T;
+  template <class T> using acc = opmath_t<T>;
+  template <class A> static constexpr A init() {
+    if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
+    else return std::numeric_limits<A>::max();
+  }
+  template <class A> static constexpr A combine(A a, A b) {
+    if (detail::is_nan(a)) return a;
+    if (detail::is_nan(b)) return b;
+    return b < a ? b : a;
+  }
+  template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+};
+/// True if any element is nonzero.
+struct AnyOp {
+  static constexpr std::string_view name = "any", aten = "aten::any", hlo = "stablehlo.or";
+  template <class T> using result = bool;
+  template <class T> using acc = bool;
+  template <class A> static constexpr A init() { return false; }
+  template <class A> static constexpr A combine(A a, A b) { return a || b; }
+  template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+};
+/// True if every element is nonzero.
+struct AllOp {
+  static constexpr std::string_view name = "all", aten = "aten::all", hlo = "stablehlo.and";
+  template <class T> using result = bool;
+  template <class T> using acc = bool;
+  template <class A> static constexpr A init() { return true; }
+  template <class A> static constexpr A combine(A a, A b) { return a && b; }
+  template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+};
+/// Index of the first maximum (NaN counts as the maximum, as in torch.argmax).
+struct ArgMaxOp {
+  static constexpr std::string_view name = "argmax", aten = "aten::argmax", hlo = "";
+  template <class A> static constexpr bool better(A best, A v) {
+    if (detail::is_nan(best)) return false;
+    return detail::is_nan(v) || best < v;
+  }
+};
+/// Index of the first minimum (NaN counts as the minimum, as in torch.argmin).
+struct ArgMinOp {
+  static constexpr std::string_view name = "argmin", aten = "aten::argmin", hlo = "";
+  template <class A> static constexpr bool better(A best, A v) {
+    if (detail::is_nan(best)) return false;
+    return detail::is_nan(v) || v < best;
+  }
+};
+
+/// Reduce over all dims (`dims` empty) or the listed dims; `keepdim` keeps them as size 1.
+/// **Shapes:** `[..]` → `[]` (all), or the input shape without (or with size 1 at) `dims`.
+/// **Errors:** IndexError for a dim out of range; ShapeError for a repeated dim, or for
+/// max/min over a zero-size dim.
+template <expression X> auto sum(const X& x, const Dims& dims = {}, bool keepdim = false) {
+  return ReduceNode<SumOp, X>(x, dims, keepdim);
+}
+template <expression X> auto mean(const X& x, const Dims& dims = {}, bool keepdim = false) {
+  static_assert(floating_element<typename X::value_type>,
+                "mean: input dtype must be a floating point type (as in torch.mean)");
+  return ReduceNode<MeanOp, X>(x, dims, keepdim);
+}
+template <expression X> auto prod(const X& x, const Dims& dims = {}, bool keepdim = false) {
+  return ReduceNode<ProdOp, X>(x, dims, keepdim);
+}
+/// `amax`: maximum over `dims` (values only; use argmax for indices).
+template <expression X> auto max(const X& x, const Dims& dims = {}, bool keepdim = false) {
+  return ReduceNode<MaxOp, X>(x, dims, keepdim);
+}
+template <expression X> auto min(const X& x, const Dims& dims = {}, bool keepdim = false) {
+  return ReduceNode<MinOp, X>(x, dims, keepdim);
+}
+template <expression X> auto any(const X& x, const Dims& dims = {}, bool keepdim = false) {
+  return ReduceNode<AnyOp, X>(x, dims, keepdim);
+}
+template <expression X> auto all(const X& x, const Dims& dims = {}, bool keepdim = false) {
+  return ReduceNode<AllOp, X>(x, dims, keepdim);
+}
+/// Index of the maximum over the flattened input (a rank-0 int64 result).
+template <expression X> auto argmax(const X& x) { return ArgReduceNode<ArgMaxOp, X>(x, -1, false); }
+/// Index of the maximum along `dim`. **Errors:** IndexError, ShapeError for a zero-size dim.
+template <expression X> auto argmax(const X& x, int64_t dim, bool keepdim = false) {
+  return ArgReduceNode<ArgMaxOp, X>(x, x.shape().size() ? wrap_dim(dim, x.shape().size(), "argmax") : 0, keepdim);
+}
+template <expression X> auto argmin(const X& x) { return ArgReduceNode<ArgMinOp, X>(x, -1, false); }
+template <expression X> auto argmin(const X& x, int64_t dim, bool keepdim = false) {
+  return ArgReduceNode<ArgMinOp, X>(x, x.shape().size() ? wrap_dim(dim, x.shape().size(), "argmin") : 0, keepdim);
+}
+/// exp(x - max) / Σ exp(x - max) along `dim`. Integer inputs give float32.
+template <expression X> auto softmax(const X& x, int64_t dim) { return SoftmaxNode<X, false>(x, dim); }
+/// (x - max) - log Σ exp(x - max) along `dim`.
+template <expression X> auto log_softmax(const X& x, int64_t dim) { return SoftmaxNode<X, true>(x, dim); }
+
+}  // namespace torchtpu

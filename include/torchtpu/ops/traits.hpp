@@ -1,0 +1,62 @@
+// torchtpu/ops/traits.hpp — building blocks every op struct uses: result-type policies, and
+// `operand()` which turns a C++ number into a wrapped-number node and keeps expressions by value.
+#pragma once
+#include <type_traits>  // std::decay_t, std::conditional_t
+
+#include "../core/dtype.hpp"    // floating_element, opmath_t
+#include "../core/forward.hpp"  // expression, arithmetic_scalar
+#include "../expr/nodes.hpp"    // ScalarNode, scalar_element_t
+
+namespace torchtpu {
+
+/// Result-type policy: computes in the promoted type and returns it (add, mul, abs, ...).
+struct same_type_policy {
+  template <class C> using compute = C;
+  template <class C> using result = C;
+};
+/// Result-type policy for math functions: integer and bool inputs compute in float32
+/// (PyTorch: `torch.exp(int_tensor)` is float32).
+struct floating_policy {
+  template <class C> using compute = std::conditional_t<floating_element<C>, C, float>;
+  template <class C> using result = compute<C>;
+};
+/// Result-type policy for predicates: compute in the promoted type, return bool.
+struct predicate_policy {
+  template <class C> using compute = C;
+  template <class C> using result = bool;
+};
+
+/// An operand as stored in a node: expressions by value, numbers as `ScalarNode`.
+template <class X>
+auto operand(const X& x) {
+  if constexpr (arithmetic_scalar<X>) return ScalarNode<scalar_element_t<X>>(scalar_element_t<X>(x));
+  else return x;
+}
+template <class X>
+using operand_t = decltype(operand(std::declval<const X&>()));
+
+/// Operands of a user-facing op: expressions or numbers.
+template <class X>
+concept operand_like = expression<X> || arithmetic_scalar<X>;
+
+/// At least one of a binary op's operands is an expression (so `int + int` stays C++).
+template <class A, class B>
+concept binary_operands = operand_like<A> && operand_like<B> && (expression<A> || expression<B>);
+
+/// Build `MapNode<Op, ...>` from user operands (numbers wrapped). The user-facing functions
+/// (`add`, `exp`, ...) are function templates rather than function objects so that ADL finds
+/// them and `using namespace torchtpu;` does not clash with `<cmath>`'s `::exp`.
+template <class Op, class... X>
+auto make_map(Op op, const X&... x) {
+  return MapNode<Op, operand_t<X>...>(op, operand(x)...);
+}
+
+namespace detail {
+template <class M>
+constexpr bool is_nan(M x) {
+  if constexpr (std::is_floating_point_v<M>) return x != x;
+  else return false;
+}
+}  // namespace detail
+
+}  // namespace torchtpu

@@ -1,0 +1,17 @@
+// torchtpu/torchtpu.hpp — the umbrella header for users: tensors, expressions, the CPU
+// engine and printing. Never included by the library itself.
+#pragma once
+#include "core/device.hpp"     // Device
+#include "core/dtype.hpp"      // ScalarType, bfloat16, half, promotion
+#include "core/errors.hpp"     // ShapeError, TypeError, IndexError, ...
+#include "core/factories.hpp"  // zeros, ones, arange, rand, ...
+#include "core/format.hpp"     // fmt::formatter for tensors and expressions
+#include "core/tensor.hpp"     // Tensor
+#include "ops/arith.hpp"       // add, sub, mul, div, floor_divide, remainder, pow, ...
+#include "ops/compare.hpp"     // eq, lt, logical_*, where, to<U>
+#include "ops/matmul.hpp"      // matmul, bmm, linear
+#include "ops/methods.hpp"     // method forms, clone, fill_, +=
+#include "ops/operators.hpp"   // + - * / % == < & | ~ !
+#include "ops/reduce.hpp"      // sum, mean, max, argmax, softmax, ...
+#include "ops/unary.hpp"       // exp, log, tanh, relu, gelu, ...
+#include "print.hpp"           // operator<<

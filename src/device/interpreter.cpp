@@ -1,0 +1,916 @@
+// src/device/interpreter.cpp — executes a parsed StableHLO program on the host with TPU
+// numerics (bf16 operands for DEFAULT-precision f32 dot/convolution, f32 accumulation).
+#include <algorithm>  // std::fill, std::min
+#include <cmath>      // std::exp, std::tanh, ...
+#include <cstring>    // std::memcpy
+#include <functional> // std::function
+#include <limits>     // std::numeric_limits
+#include <string>     // std::string
+#include <unordered_map>  // std::unordered_map
+#include <vector>     // std::vector
+
+#include "emulator.hpp"                  // Program, Tensor, EmuError
+#include "torchtpu/core/bfloat16.hpp"    // bfloat16 rounding
+#include "torchtpu/core/half.hpp"        // half rounding
+
+namespace torchtpu::emulator {
+
+const char* et_name(ET t) {
+  static const char* const kNames[] = {"i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "f16", "bf16", "f32", "f64"};
+  return kNames[static_cast<int>(t)];
+}
+bool et_is_float(ET t) { return t == ET::F16 || t == ET::BF16 || t == ET::F32 || t == ET::F64; }
+bool et_is_unsigned(ET t) { return t == ET::PRED || t == ET::U8 || t == ET::U16 || t == ET::U32 || t == ET::U64; }
+int et_bytes(ET t) {
+  switch (t) {
+    case ET::PRED: case ET::S8: case ET::U8: return 1;
+    case ET::S16: case ET::U16: case ET::F16: case ET::BF16: return 2;
+    case ET::S32: case ET::U32: case ET::F32: return 4;
+    default: return 8;
+  }
+}
+
+namespace {
+int64_t to_i64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+double wrap_int(ET t, int64_t x) {
+  switch (t) {
+    case ET::PRED: return x != 0;
+    case ET::S8: return static_cast<int8_t>(x);
+    case ET::S16: return static_cast<int16_t>(x);
+    case ET::S32: return static_cast<int32_t>(x);
+    case ET::U8: return static_cast<uint8_t>(x);
+    case ET::U16: return static_cast<uint16_t>(x);
+    case ET::U32: return static_cast<uint32_t>(x);
+    case ET::U64: return static_cast<double>(static_cast<uint64_t>(x));
+    default: return static_cast<double>(x);
+  }
+}
+}  // namespace
+
+double et_round(ET t, double v) {
+  switch (t) {
+    case ET::F64: return v;
+    case ET::F32: return static_cast<float>(v);
+    case ET::BF16: return static_cast<float>(bfloat16(static_cast<float>(v)));
+    case ET::F16: return static_cast<float>(half(static_cast<float>(v)));
+    case ET::PRED: return v != 0 ? 1.0 : 0.0;
+    default: return wrap_int(t, to_i64(v));
+  }
+}
+
+std::string TensorType::str() const {
+  std::string s = "tensor<";
+  for (int64_t d : dims) s += std::to_string(d) + "x";
+  return s + et_name(et) + ">";
+}
+
+namespace {
+
+[[noreturn]] void op_fail(const Op& op, const std::string& msg, int code = kInvalidArgument) {
+  throw EmuError(code, "TPU emulator: line " + std::to_string(op.line) + ": " + op.name + ": " + msg);
+}
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+/// dst[i] = src[offset + sum(idx_k * strides_k)] over the row-major index space `dims`.
+void gather_strided(const double* src, int64_t offset, const std::vector<int64_t>& dims,
+                    const std::vector<int64_t>& strides, double* dst) {
+  const size_t r = dims.size();
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total == 0) return;
+  if (r == 0) { dst[0] = src[offset]; return; }
+  std::vector<int64_t> idx(r, 0);
+  const int64_t inner = dims[r - 1], istride = strides[r - 1];
+  int64_t base = offset;
+  for (int64_t out = 0; out < total; out += inner) {
+    const double* s = src + base;
+    if (istride == 1) std::memcpy(dst + out, s, static_cast<size_t>(inner) * sizeof(double));
+    else for (int64_t j = 0; j < inner; ++j) dst[out + j] = s[j * istride];
+    // odometer over the outer axes
+    for (size_t a = r - 1; a-- > 0;) {
+      base += strides[a];
+      if (++idx[a] < dims[a]) break;
+      base -= strides[a] * dims[a];
+      idx[a] = 0;
+    }
+  }
+}
+
+std::vector<int64_t> ints(const Op& op, const char* key, bool required = true) {
+  auto it = op.attrs.find(key);
+  if (it == op.attrs.end()) {
+    if (required) op_fail(op, std::string("missing attribute '") + key + "'");
+    return {};
+  }
+  const Attr& a = it->second;
+  std::vector<int64_t> v;
+  if (a.kind == Attr::List) {
+    for (const auto& x : a.items) v.push_back(x.i);
+  } else if (a.kind == Attr::Dense) {  // dense<[...]> : tensor<Nxi64>
+    std::function<void(const Attr&)> flat = [&](const Attr& x) {
+      if (x.kind == Attr::List) for (const auto& y : x.items) flat(y);
+      else v.push_back(x.i);
+    };
+    for (const auto& x : a.items) flat(x);
+    if (a.type.numel() != static_cast<int64_t>(v.size())) {  // splat
+      const int64_t s = v.empty() ? 0 : v[0];
+      v.assign(static_cast<size_t>(a.type.numel()), s);
+    }
+  } else if (a.kind == Attr::Int || a.kind == Attr::Bool) {
+    v.push_back(a.i);
+  } else {
+    op_fail(op, std::string("attribute '") + key + "' is not a list of integers");
+  }
+  return v;
+}
+int64_t int_attr(const Op& op, const char* key, int64_t dflt) {
+  auto it = op.attrs.find(key);
+  if (it == op.attrs.end()) return dflt;
+  return it->second.i;
+}
+
+Tensor make(const TensorType& t) {
+  Tensor r;
+  r.type = t;
+  r.data.resize(static_cast<size_t>(t.numel()));
+  return r;
+}
+
+// ---------------------------------------------------------------------------- elementwise
+double apply_unary(const std::string& n, double x, ET t, const Op& op) {
+  if (n == "negate") return -x;
+  if (n == "abs") return std::fabs(x);
+  if (n == "sign") return std::isnan(x) ? x : (x > 0) - (x < 0);
+  if (n == "not") return t == ET::PRED ? (x == 0) : static_cast<double>(~to_i64(x));
+  if (n == "exponential") return std::exp(x);
+  if (n == "exponential_minus_one") return std::expm1(x);
+  if (n == "log") return std::log(x);
+  if (n == "log_plus_one") return std::log1p(x);
+  if (n == "sqrt") return std::sqrt(x);
+  if (n == "rsqrt") return 1.0 / std::sqrt(x);
+  if (n == "cbrt") return std::cbrt(x);
+  if (n == "tanh") return std::tanh(x);
+  if (n == "logistic") return 1.0 / (1.0 + std::exp(-x));
+  if (n == "sine") return std::sin(x);
+  if (n == "cosine") return std::cos(x);
+  if (n == "tan") return std::tan(x);
+  if (n == "floor") return std::floor(x);
+  if (n == "ceil") return std::ceil(x);
+  if (n == "round_nearest_even") return std::nearbyint(x);
+  if (n == "round_nearest_afz") return std::round(x);
+  if (n == "erf") return std::erf(x);
+  if (n == "is_finite") return std::isfinite(x);
+  op_fail(op, "unsupported unary op", kUnimplemented);
+}
+
+bool float_only_unary(const std::string& n) {
+  return n != "negate" && n != "abs" && n != "sign" && n != "not";
+}
+
+Tensor run_unary(const Op& op, const Tensor& x) {
+  const std::string n = op.name.substr(op.name.find('.') + 1);
+  if (float_only_unary(n) && !et_is_float(x.type.et))
+    op_fail(op, std::string("needs a floating operand, got ") + et_name(x.type.et));
+  if (n == "not" && et_is_float(x.type.et)) op_fail(op, "needs a bool or integer operand");
+  const ET out_et = n == "is_finite" ? ET::PRED : x.type.et;
+  Tensor r = make({out_et, x.type.dims});
+  // Fast paths for the hottest ops.
+  const size_t N = r.data.size();
+  if (n == "negate") { for (size_t i = 0; i < N; ++i) r.data[i] = et_round(out_et, -x.data[i]); return r; }
+  for (size_t i = 0; i < N; ++i) r.data[i] = et_round(out_et, apply_unary(n, x.data[i], x.type.et, op));
+  return r;
+}
+
+Tensor run_binary(const Op& op, const Tensor& a, const Tensor& b) {
+  if (!(a.type == b.type))
+    op_fail(op, "operand types " + a.type.str() + " and " + b.type.str() + " differ");
+  const std::string n = op.name.substr(op.name.find('.') + 1);
+  const ET t = a.type.et;
+  Tensor r = make(a.type);
+  const size_t N = r.data.size();
+  const double* x = a.data.data();
+  const double* y = b.data.data();
+  double* z = r.data.data();
+  if (et_is_float(t)) {
+    if (n == "add") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] + y[i]);
+    else if (n == "subtract") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] - y[i]);
+    else if (n == "multiply") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] * y[i]);
+    else if (n == "divide") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] / y[i]);
+    else if (n == "maximum") for (size_t i = 0; i < N; ++i) z[i] = (std::isnan(x[i]) || std::isnan(y[i])) ? NAN : std::max(x[i], y[i]);
+    else if (n == "minimum") for (size_t i = 0; i < N; ++i) z[i] = (std::isnan(x[i]) || std::isnan(y[i])) ? NAN : std::min(x[i], y[i]);
+    else if (n == "remainder") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, std::fmod(x[i], y[i]));
+    else if (n == "power") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, std::pow(x[i], y[i]));
+    else if (n == "atan2") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, std::atan2(x[i], y[i]));
+    else op_fail(op, std::string("not defined for ") + et_name(t));
+    return r;
+  }
+  const bool uns = et_is_unsigned(t);
+  for (size_t i = 0; i < N; ++i) {
+    const int64_t p = to_i64(x[i]), q = to_i64(y[i]);
+    const uint64_t up = static_cast<uint64_t>(p), uq = static_cast<uint64_t>(q);
+    int64_t v = 0;
+    if (n == "add") v = static_cast<int64_t>(up + uq);
+    else if (n == "subtract") v = static_cast<int64_t>(up - uq);
+    else if (n == "multiply") v = static_cast<int64_t>(up * uq);
+    else if (n == "divide" || n == "remainder") {
+      if (q == 0) v = n == "divide" ? (uns ? -1 : -1) : p;  // XLA: x/0 = -1 (all ones), x%0 = x
+      else if (!uns && p == std::numeric_limits<int64_t>::min() && q == -1) v = n == "divide" ? p : 0;
+      else v = n == "divide" ? p / q : p % q;
+    } else if (n == "maximum") v = std::max(p, q);
+    else if (n == "minimum") v = std::min(p, q);
+    else if (n == "and") v = p & q;
+    else if (n == "or") v = p | q;
+    else if (n == "xor") v = p ^ q;
+    else if (n == "power") {
+      if (q < 0) v = p == 1 ? 1 : p == -1 ? (q % 2 ? -1 : 1) : 0;
+      else { v = 1; uint64_t base = up; for (int64_t e = q; e > 0; e >>= 1) { if (e & 1) v = static_cast<int64_t>(static_cast<uint64_t>(v) * base); base *= base; } }
+    } else op_fail(op, std::string("not defined for ") + et_name(t));
+    z[i] = wrap_int(t, v);
+  }
+  return r;
+}
+
+Tensor run_compare(const Op& op, const Tensor& a, const Tensor& b) {
+  if (!(a.type == b.type)) op_fail(op, "operand types " + a.type.str() + " and " + b.type.str() + " differ");
+  auto it = op.attrs.find("comparison_direction");
+  if (it == op.attrs.end()) op_fail(op, "missing comparison_direction");
+  const std::string d = it->second.s;
+  Tensor r = make({ET::PRED, a.type.dims});
+  int code = d == "EQ" ? 0 : d == "NE" ? 1 : d == "LT" ? 2 : d == "LE" ? 3 : d == "GT" ? 4 : d == "GE" ? 5 : -1;
+  if (code < 0) op_fail(op, "unknown comparison direction '" + d + "'");
+  for (size_t i = 0; i < r.data.size(); ++i) {
+    const double x = a.data[i], y = b.data[i];
+    bool v = false;
+    switch (code) {
+      case 0: v = x == y; break;
+      case 1: v = x != y; break;
+      case 2: v = x < y; break;
+      case 3: v = x <= y; break;
+      case 4: v = x > y; break;
+      default: v = x >= y; break;
+    }
+    r.data[i] = v;
+  }
+  return r;
+}
+
+Tensor run_select(const Op& op, const Tensor& p, const Tensor& a, const Tensor& b) {
+  if (!(a.type == b.type)) op_fail(op, "branch types " + a.type.str() + " and " + b.type.str() + " differ");
+  if (p.type.et != ET::PRED || (!p.type.dims.empty() && p.type.dims != a.type.dims))
+    op_fail(op, "predicate " + p.type.str() + " does not fit " + a.type.str());
+  Tensor r = make(a.type);
+  const bool scalar = p.type.dims.empty();
+  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] = (scalar ? p.data[0] : p.data[i]) != 0 ? a.data[i] : b.data[i];
+  return r;
+}
+
+Tensor run_clamp(const Op& op, const Tensor& lo, const Tensor& x, const Tensor& hi) {
+  for (const Tensor* t : {&lo, &hi})
+    if (t->type.et != x.type.et || (!t->type.dims.empty() && t->type.dims != x.type.dims))
+      op_fail(op, "bound " + t->type.str() + " does not fit operand " + x.type.str());
+  Tensor r = make(x.type);
+  for (size_t i = 0; i < r.data.size(); ++i) {
+    const double l = lo.type.dims.empty() ? lo.data[0] : lo.data[i];
+    const double h = hi.type.dims.empty() ? hi.data[0] : hi.data[i];
+    r.data[i] = std::min(std::max(x.data[i], l), h);
+  }
+  return r;
+}
+
+Tensor run_convert(const Tensor& x, ET to) {
+  Tensor r = make({to, x.type.dims});
+  for (size_t i = 0; i < r.data.size(); ++i) {
+    double v = x.data[i];
+    if (!et_is_float(to) && to != ET::PRED) v = std::isnan(v) ? 0 : std::trunc(v);
+    r.data[i] = et_round(to, v);
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------- structural
+Tensor run_broadcast(const Op& op, const Tensor& x, const TensorType& out) {
+  const auto bd = ints(op, "broadcast_dimensions");
+  if (bd.size() != x.type.dims.size()) op_fail(op, "broadcast_dimensions does not match operand rank");
+  if (out.et != x.type.et) op_fail(op, "result element type differs from operand");
+  std::vector<int64_t> st(out.dims.size(), 0);
+  const auto xs = strides_of(x.type.dims);
+  for (size_t i = 0; i < bd.size(); ++i) {
+    if (bd[i] < 0 || bd[i] >= static_cast<int64_t>(out.dims.size())) op_fail(op, "broadcast dimension out of range");
+    const int64_t od = out.dims[static_cast<size_t>(bd[i])];
+    if (x.type.dims[i] != od && x.type.dims[i] != 1)
+      op_fail(op, "cannot broadcast " + x.type.str() + " to " + out.str());
+    st[static_cast<size_t>(bd[i])] = x.type.dims[i] == 1 ? 0 : xs[i];
+  }
+  Tensor r = make(out);
+  gather_strided(x.data.data(), 0, out.dims, st, r.data.data());
+  return r;
+}
+
+Tensor run_transpose(const Op& op, const Tensor& x, const TensorType& out) {
+  const auto perm = ints(op, "permutation");
+  if (perm.size() != x.type.dims.size()) op_fail(op, "permutation does not match operand rank");
+  const auto xs = strides_of(x.type.dims);
+  std::vector<int64_t> st, dims;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(xs.size())) op_fail(op, "permutation entry out of range");
+    st.push_back(xs[static_cast<size_t>(p)]);
+    dims.push_back(x.type.dims[static_cast<size_t>(p)]);
+  }
+  if (dims != out.dims) op_fail(op, "result type " + out.str() + " does not match the permutation");
+  Tensor r = make(out);
+  gather_strided(x.data.data(), 0, dims, st, r.data.data());
+  return r;
+}
+
+Tensor transpose_raw(const Tensor& x, const std::vector<int64_t>& perm) {
+  const auto xs = strides_of(x.type.dims);
+  std::vector<int64_t> st, dims;
+  for (int64_t p : perm) {
+    st.push_back(xs[static_cast<size_t>(p)]);
+    dims.push_back(x.type.dims[static_cast<size_t>(p)]);
+  }
+  Tensor r = make({x.type.et, dims});
+  gather_strided(x.data.data(), 0, dims, st, r.data.data());
+  return r;
+}
+
+Tensor run_slice(const Op& op, const Tensor& x, const TensorType& out) {
+  const auto start = ints(op, "start_indices"), limit = ints(op, "limit_indices");
+  auto strides = ints(op, "strides", false);
+  if (strides.empty()) strides.assign(start.size(), 1);
+  const size_t r = x.type.dims.size();
+  if (start.size() != r || limit.size() != r || strides.size() != r) op_fail(op, "index lists do not match the operand rank");
+  const auto xs = strides_of(x.type.dims);
+  std::vector<int64_t> st(r), dims(r);
+  int64_t off = 0;
+  for (size_t i = 0; i < r; ++i) {
+    if (start[i] < 0 || limit[i] > x.type.dims[i] || start[i] > limit[i] || strides[i] < 1) op_fail(op, "slice out of bounds");
+    dims[i] = (limit[i] - start[i] + strides[i] - 1) / strides[i];
+    st[i] = xs[i] * strides[i];
+    off += start[i] * xs[i];
+  }
+  if (dims != out.dims) op_fail(op, "result type " + out.str() + " does not match the slice");
+  Tensor t = make(out);
+  gather_strided(x.data.data(), off, dims, st, t.data.data());
+  return t;
+}
+
+Tensor run_reverse(const Op& op, const Tensor& x) {
+  const auto dims = ints(op, "dimensions");
+  const auto xs = strides_of(x.type.dims);
+  std::vector<int64_t> st = xs;
+  int64_t off = 0;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= static_cast<int64_t>(xs.size())) op_fail(op, "dimension out of range");
+    st[static_cast<size_t>(d)] = -xs[static_cast<size_t>(d)];
+    off += (x.type.dims[static_cast<size_t>(d)] - 1) * xs[static_cast<size_t>(d)];
+  }
+  Tensor r = make(x.type);
+  if (r.data.empty()) return r;
+  gather_strided(x.data.data(), off, x.type.dims, st, r.data.data());
+  return r;
+}
+
+Tensor run_concatenate(const Op& op, const std::vector<const Tensor*>& xs, const TensorType& out) {
+  int64_t dim = int_attr(op, "dimension", -1);
+  if (dim < 0 || dim >= static_cast<int64_t>(out.dims.size())) op_fail(op, "bad dimension");
+  const size_t d = static_cast<size_t>(dim);
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < d; ++i) outer *= out.dims[i];
+  for (size_t i = d + 1; i < out.dims.size(); ++i) inner *= out.dims[i];
+  int64_t total = 0;
+  for (const Tensor* x : xs) {
+    if (x->type.et != out.et || x->type.dims.size() != out.dims.size()) op_fail(op, "operand " + x->type.str() + " does not fit " + out.str());
+    for (size_t i = 0; i < out.dims.size(); ++i)
+      if (i != d && x->type.dims[i] != out.dims[i]) op_fail(op, "operand " + x->type.str() + " does not fit " + out.str());
+    total += x->type.dims[d];
+  }
+  if (total != out.dims[d]) op_fail(op, "result size along dimension does not add up");
+  Tensor r = make(out);
+  int64_t col = 0;
+  for (const Tensor* x : xs) {
+    const int64_t w = x->type.dims[d] * inner;
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy_n(x->data.data() + o * w, w, r.data.data() + o * out.dims[d] * inner + col);
+    col += w;
+  }
+  return r;
+}
+
+Tensor run_pad(const Op& op, const Tensor& x, const Tensor& pv, const TensorType& out) {
+  const auto lo = ints(op, "edge_padding_low"), hi = ints(op, "edge_padding_high");
+  auto in = ints(op, "interior_padding", false);
+  const size_t r = x.type.dims.size();
+  if (in.empty()) in.assign(r, 0);
+  if (lo.size() != r || hi.size() != r || in.size() != r) op_fail(op, "padding lists do not match the operand rank");
+  std::vector<int64_t> dims(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t n = x.type.dims[i];
+    dims[i] = lo[i] + hi[i] + n + (n > 0 ? (n - 1) * in[i] : 0);
+  }
+  if (dims != out.dims) op_fail(op, "result type " + out.str() + " does not match the padding");
+  Tensor t = make(out);
+  std::fill(t.data.begin(), t.data.end(), pv.data.at(0));
+  const auto os = strides_of(out.dims);
+  const int64_t n = x.type.numel();
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t a = 0; a < r; ++a) {
+      const int64_t p = lo[a] + idx[a] * (in[a] + 1);
+      if (p < 0 || p >= out.dims[a]) { inside = false; break; }
+      off += p * os[a];
+    }
+    if (inside) t.data[static_cast<size_t>(off)] = x.data[static_cast<size_t>(k)];
+    for (size_t a = r; a-- > 0;) {
+      if (++idx[a] < x.type.dims[a]) break;
+      idx[a] = 0;
+    }
+  }
+  return t;
+}
+
+Tensor run_iota(const Op& op, const TensorType& out) {
+  const int64_t dim = int_attr(op, "iota_dimension", -1);
+  if (dim < 0 || dim >= static_cast<int64_t>(out.dims.size())) op_fail(op, "bad iota_dimension");
+  Tensor r = make(out);
+  const auto st = strides_of(out.dims);
+  const int64_t s = st[static_cast<size_t>(dim)], n = out.dims[static_cast<size_t>(dim)];
+  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] = et_round(out.et, static_cast<double>((static_cast<int64_t>(i) / s) % n));
+  return r;
+}
+
+double scalar_value(const Attr& a, ET et) {
+  if (a.kind == Attr::Word && a.s.rfind("0x", 0) == 0) {  // bit pattern
+    const uint64_t bits = static_cast<uint64_t>(a.i);
+    switch (et) {
+      case ET::F32: { uint32_t b = static_cast<uint32_t>(bits); float f; std::memcpy(&f, &b, 4); return f; }
+      case ET::F64: { double f; std::memcpy(&f, &bits, 8); return f; }
+      case ET::BF16: return static_cast<float>(bfloat16::from_bits(static_cast<uint16_t>(bits)));
+      case ET::F16: return static_cast<float>(half::from_bits(static_cast<uint16_t>(bits)));
+      default: return static_cast<double>(a.i);
+    }
+  }
+  if (a.kind == Attr::Bool || a.kind == Attr::Int) return static_cast<double>(a.i);
+  if (a.kind == Attr::Float) return a.f;
+  throw EmuError(kInvalidArgument, "TPU emulator: bad constant element '" + a.s + "'");
+}
+
+Tensor run_constant(const Op& op, const TensorType& out) {
+  const Attr& v = op.attrs.at("value");
+  if (!(v.type == out)) op_fail(op, "value type " + v.type.str() + " differs from result " + out.str());
+  Tensor r = make(out);
+  std::vector<double> flat;
+  std::function<void(const Attr&)> walk = [&](const Attr& x) {
+    if (x.kind == Attr::List) for (const auto& y : x.items) walk(y);
+    else flat.push_back(et_round(out.et, scalar_value(x, out.et)));
+  };
+  for (const auto& x : v.items) walk(x);
+  if (flat.size() == 1) std::fill(r.data.begin(), r.data.end(), flat[0]);
+  else if (flat.size() == r.data.size()) r.data = std::move(flat);
+  else if (!r.data.empty()) op_fail(op, "dense value has " + std::to_string(flat.size()) + " elements for " + out.str());
+  return r;
+}
+
+// ---------------------------------------------------------------------------- matmul
+/// C[m][n] (+)= sum_k A[m][k] * B[k][n], f32 accumulation in k order. Row-major, blocked.
+void matmul_f32(const float* A, const float* B, float* C, int64_t M, int64_t K, int64_t N) {
+  std::fill(C, C + M * N, 0.0f);
+  constexpr int64_t kBM = 64, kBK = 256, kBN = 512;
+  for (int64_t k0 = 0; k0 < K; k0 += kBK) {
+    const int64_t k1 = std::min(K, k0 + kBK);
+    for (int64_t n0 = 0; n0 < N; n0 += kBN) {
+      const int64_t n1 = std::min(N, n0 + kBN);
+      for (int64_t m0 = 0; m0 < M; m0 += kBM) {
+        const int64_t m1 = std::min(M, m0 + kBM);
+        for (int64_t i = m0; i < m1; ++i) {
+          float* __restrict c = C + i * N;
+          for (int64_t k = k0; k < k1; ++k) {
+            const float a = A[i * K + k];
+            if (a == 0.0f) continue;
+            const float* __restrict b = B + k * N;
+            for (int64_t j = n0; j < n1; ++j) c[j] += a * b[j];
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Precision of operand `i` from precision_config (DEFAULT when absent).
+std::string precision_of(const Op& op, size_t i) {
+  auto it = op.attrs.find("precision_config");
+  if (it == op.attrs.end() || it->second.kind != Attr::List || it->second.items.size() <= i) return "DEFAULT";
+  const Attr& a = it->second.items[i];
+  return a.s.empty() ? "DEFAULT" : a.s;
+}
+
+/// Operand values as the matrix unit sees them: f32-family values rounded to bf16 at DEFAULT.
+std::vector<float> mxu_operand(const std::vector<double>& v, ET et, const std::string& precision) {
+  std::vector<float> out(v.size());
+  const bool to_bf16 = precision == "DEFAULT" && (et == ET::F32 || et == ET::F16);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float f = static_cast<float>(v[i]);
+    out[i] = to_bf16 ? static_cast<float>(bfloat16(f)) : f;
+  }
+  return out;
+}
+
+void matmul_any(const Tensor& a, const Tensor& b, ET et, const std::string& pa, const std::string& pb,
+                int64_t batch, int64_t M, int64_t K, int64_t N, std::vector<double>& out) {
+  out.assign(static_cast<size_t>(batch * M * N), 0.0);
+  if (et == ET::F64 || !et_is_float(et)) {  // exact-ish paths: f64 and integers accumulate in double
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k) {
+          const double x = a.data[static_cast<size_t>((bi * M + i) * K + k)];
+          const double* y = b.data.data() + (bi * K + k) * N;
+          double* z = out.data() + (bi * M + i) * N;
+          for (int64_t j = 0; j < N; ++j) z[j] += x * y[j];
+        }
+    return;
+  }
+  const auto A = mxu_operand(a.data, et, pa), B = mxu_operand(b.data, et, pb);
+  std::vector<float> C(static_cast<size_t>(M * N));
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    matmul_f32(A.data() + bi * M * K, B.data() + bi * K * N, C.data(), M, K, N);
+    for (int64_t i = 0; i < M * N; ++i) out[static_cast<size_t>(bi * M * N + i)] = C[static_cast<size_t>(i)];
+  }
+}
+
+Tensor run_dot_general(const Op& op, const Tensor& lhs, const Tensor& rhs, const TensorType& out) {
+  std::vector<int64_t> lb, rb, lc, rc;
+  if (auto it = op.attrs.find("dot_dimension_numbers"); it != op.attrs.end()) {
+    auto get = [&](const char* k) {
+      std::vector<int64_t> v;
+      if (const Attr* a = it->second.get(k)) for (const auto& x : a->items) v.push_back(x.i);
+      return v;
+    };
+    lb = get("lhs_batching_dimensions"); rb = get("rhs_batching_dimensions");
+    lc = get("lhs_contracting_dimensions"); rc = get("rhs_contracting_dimensions");
+  } else if (op.name == "stablehlo.dot") {
+    lc = {static_cast<int64_t>(lhs.type.dims.size()) - 1};
+    rc = {0};
+  } else {
+    lb = ints(op, "lhs_batching_dimensions", false); rb = ints(op, "rhs_batching_dimensions", false);
+    lc = ints(op, "lhs_contracting_dimensions"); rc = ints(op, "rhs_contracting_dimensions");
+  }
+  if (lhs.type.et != rhs.type.et) op_fail(op, "operand element types differ");
+  if (lb.size() != rb.size() || lc.size() != rc.size()) op_fail(op, "dimension lists differ in length");
+  auto role = [&](const Tensor& t, const std::vector<int64_t>& bat, const std::vector<int64_t>& con, std::vector<int64_t>& fr) {
+    std::vector<int> seen(t.type.dims.size(), 0);
+    for (const auto* l : {&bat, &con})
+      for (int64_t d : *l) {
+        if (d < 0 || d >= static_cast<int64_t>(seen.size()) || seen[static_cast<size_t>(d)]++) op_fail(op, "invalid dimension numbers");
+      }
+    for (size_t d = 0; d < seen.size(); ++d) if (!seen[d]) fr.push_back(static_cast<int64_t>(d));
+  };
+  std::vector<int64_t> lf, rf;
+  role(lhs, lb, lc, lf);
+  role(rhs, rb, rc, rf);
+  int64_t B = 1, M = 1, K = 1, N = 1;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < lb.size(); ++i) {
+    const int64_t s = lhs.type.dims[static_cast<size_t>(lb[i])];
+    if (s != rhs.type.dims[static_cast<size_t>(rb[i])]) op_fail(op, "batch sizes differ");
+    B *= s;
+    dims.push_back(s);
+  }
+  for (size_t i = 0; i < lc.size(); ++i) {
+    const int64_t s = lhs.type.dims[static_cast<size_t>(lc[i])];
+    if (s != rhs.type.dims[static_cast<size_t>(rc[i])])
+      op_fail(op, "contracting sizes differ: " + lhs.type.str() + " and " + rhs.type.str());
+    K *= s;
+  }
+  for (int64_t d : lf) { M *= lhs.type.dims[static_cast<size_t>(d)]; dims.push_back(lhs.type.dims[static_cast<size_t>(d)]); }
+  for (int64_t d : rf) { N *= rhs.type.dims[static_cast<size_t>(d)]; dims.push_back(rhs.type.dims[static_cast<size_t>(d)]); }
+  if (dims != out.dims) op_fail(op, "result type " + out.str() + " does not match the operands");
+  std::vector<int64_t> lp = lb, rp = rb;
+  lp.insert(lp.end(), lf.begin(), lf.end());
+  lp.insert(lp.end(), lc.begin(), lc.end());
+  rp.insert(rp.end(), rc.begin(), rc.end());
+  rp.insert(rp.end(), rf.begin(), rf.end());
+  const Tensor A = transpose_raw(lhs, lp), Bm = transpose_raw(rhs, rp);
+  Tensor r = make(out);
+  matmul_any(A, Bm, lhs.type.et, precision_of(op, 0), precision_of(op, 1), B, M, K, N, r.data);
+  for (double& v : r.data) v = et_round(out.et, v);
+  return r;
+}
+
+// ---------------------------------------------------------------------------- reductions
+double reduce_step(int kind, double acc, double x) {
+  switch (kind) {
+    case 0: return acc + x;
+    case 1: return (std::isnan(acc) || std::isnan(x)) ? NAN : std::max(acc, x);
+    case 2: return (std::isnan(acc) || std::isnan(x)) ? NAN : std::min(acc, x);
+    case 3: return acc * x;
+    case 4: return static_cast<double>(to_i64(acc) & to_i64(x));
+    default: return static_cast<double>(to_i64(acc) | to_i64(x));
+  }
+}
+int reducer_kind(const Op& op) {
+  const std::string& r = op.reducer;
+  if (r == "stablehlo.add") return 0;
+  if (r == "stablehlo.maximum") return 1;
+  if (r == "stablehlo.minimum") return 2;
+  if (r == "stablehlo.multiply") return 3;
+  if (r == "stablehlo.and") return 4;
+  if (r == "stablehlo.or") return 5;
+  op_fail(op, "unsupported reduction body '" + r + "'", kUnimplemented);
+}
+
+Tensor run_reduce(const Op& op, const Tensor& x, const Tensor& init, const TensorType& out) {
+  const auto dims = ints(op, "dimensions");
+  const int kind = reducer_kind(op);
+  if (!init.type.dims.empty() || init.type.et != x.type.et) op_fail(op, "init must be a scalar of the operand type");
+  const size_t r = x.type.dims.size();
+  std::vector<bool> red(r, false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= static_cast<int64_t>(r) || red[static_cast<size_t>(d)]) op_fail(op, "bad dimensions");
+    red[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> perm, kept;
+  int64_t R = 1;
+  for (size_t i = 0; i < r; ++i) if (!red[i]) { perm.push_back(static_cast<int64_t>(i)); kept.push_back(x.type.dims[i]); }
+  for (size_t i = 0; i < r; ++i) if (red[i]) { perm.push_back(static_cast<int64_t>(i)); R *= x.type.dims[i]; }
+  if (kept != out.dims || out.et != x.type.et) op_fail(op, "result type " + out.str() + " does not match the reduction");
+  const Tensor t = transpose_raw(x, perm);
+  Tensor o = make(out);
+  const double i0 = init.data[0];
+  for (size_t k = 0; k < o.data.size(); ++k) {
+    const double* p = t.data.data() + static_cast<int64_t>(k) * R;
+    double acc = i0;
+    if (kind == 0) for (int64_t j = 0; j < R; ++j) acc += p[j];
+    else for (int64_t j = 0; j < R; ++j) acc = reduce_step(kind, acc, p[j]);
+    o.data[k] = et_round(out.et, acc);
+  }
+  return o;
+}
+
+Tensor run_reduce_window(const Op& op, const Tensor& x, const Tensor& init, const TensorType& out) {
+  const int kind = reducer_kind(op);
+  const size_t r = x.type.dims.size();
+  const auto win = ints(op, "window_dimensions");
+  auto st = ints(op, "window_strides", false), bd = ints(op, "base_dilations", false), wd = ints(op, "window_dilations", false);
+  auto pad = ints(op, "padding", false);
+  if (st.empty()) st.assign(r, 1);
+  if (wd.empty()) wd.assign(r, 1);
+  if (pad.empty()) pad.assign(2 * r, 0);
+  for (int64_t b : bd) if (b != 1) op_fail(op, "base_dilations other than 1 are not supported", kUnimplemented);
+  if (win.size() != r || st.size() != r || wd.size() != r || pad.size() != 2 * r) op_fail(op, "window attributes do not match the operand rank");
+  std::vector<int64_t> dims(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t padded = x.type.dims[i] + pad[2 * i] + pad[2 * i + 1];
+    const int64_t w = (win[i] - 1) * wd[i] + 1;
+    dims[i] = padded < w ? 0 : (padded - w) / st[i] + 1;
+  }
+  if (dims != out.dims || out.et != x.type.et) op_fail(op, "result type " + out.str() + " does not match the window");
+  Tensor o = make(out);
+  const auto xs = strides_of(x.type.dims);
+  int64_t wn = 1;
+  for (int64_t w : win) wn *= w;
+  std::vector<int64_t> oi(r, 0), wi(r, 0);
+  const double i0 = init.data.at(0);
+  for (size_t k = 0; k < o.data.size(); ++k) {
+    double acc = i0;
+    std::fill(wi.begin(), wi.end(), 0);
+    for (int64_t w = 0; w < wn; ++w) {
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t a = 0; a < r; ++a) {
+        const int64_t p = oi[a] * st[a] + wi[a] * wd[a] - pad[2 * a];
+        if (p < 0 || p >= x.type.dims[a]) { inside = false; break; }
+        off += p * xs[a];
+      }
+      acc = reduce_step(kind, acc, inside ? x.data[static_cast<size_t>(off)] : i0);
+      for (size_t a = r; a-- > 0;) { if (++wi[a] < win[a]) break; wi[a] = 0; }
+    }
+    o.data[k] = et_round(out.et, acc);
+    for (size_t a = r; a-- > 0;) { if (++oi[a] < dims[a]) break; oi[a] = 0; }
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------------------- convolution
+Tensor run_convolution(const Op& op, const Tensor& lhs, const Tensor& rhs, const TensorType& out) {
+  auto it = op.attrs.find("dimension_numbers");
+  if (it == op.attrs.end() || it->second.kind != Attr::Conv || it->second.items.size() != 3)
+    op_fail(op, "missing or unsupported dimension_numbers");
+  const size_t rank = lhs.type.dims.size();
+  if (rank < 3 || rhs.type.dims.size() != rank || out.dims.size() != rank) op_fail(op, "operand ranks must match and be >= 3");
+  const size_t ns = rank - 2;
+  // Decode "[b, f, 0, 1]" style label lists into (batch, feature, spatial...) positions.
+  auto decode = [&](const Attr& l, const char* b, const char* f, int64_t& pb, int64_t& pf, std::vector<int64_t>& sp) {
+    if (l.kind != Attr::List || l.items.size() != rank) op_fail(op, "dimension_numbers has the wrong rank");
+    sp.assign(ns, -1);
+    pb = pf = -1;
+    for (size_t i = 0; i < rank; ++i) {
+      const Attr& e = l.items[i];
+      if (e.kind == Attr::Int && e.i >= 0 && e.i < static_cast<int64_t>(ns)) sp[static_cast<size_t>(e.i)] = static_cast<int64_t>(i);
+      else if (e.kind == Attr::Word && e.s == b) pb = static_cast<int64_t>(i);
+      else if (e.kind == Attr::Word && e.s == f) pf = static_cast<int64_t>(i);
+      else op_fail(op, "bad label in dimension_numbers");
+    }
+    for (int64_t s : sp) if (s < 0) op_fail(op, "dimension_numbers misses a spatial dimension");
+    if (pb < 0 || pf < 0) op_fail(op, "dimension_numbers misses a batch/feature dimension");
+  };
+  int64_t ib, ifd, ko, ki, ob, of;
+  std::vector<int64_t> is, ks, os;
+  decode(it->second.items[0], "b", "f", ib, ifd, is);
+  decode(it->second.items[1], "o", "i", ko, ki, ks);
+  decode(it->second.items[2], "b", "f", ob, of, os);
+  auto strides = ints(op, "window_strides", false), ld = ints(op, "lhs_dilation", false), rd = ints(op, "rhs_dilation", false);
+  auto pad = ints(op, "padding", false);
+  if (strides.empty()) strides.assign(ns, 1);
+  if (ld.empty()) ld.assign(ns, 1);
+  if (rd.empty()) rd.assign(ns, 1);
+  if (pad.empty()) pad.assign(2 * ns, 0);
+  if (strides.size() != ns || ld.size() != ns || rd.size() != ns || pad.size() != 2 * ns) op_fail(op, "window attributes do not match the spatial rank");
+  if (int_attr(op, "batch_group_count", 1) != 1) op_fail(op, "batch_group_count other than 1 is not supported", kUnimplemented);
+  if (auto rv = op.attrs.find("window_reversal"); rv != op.attrs.end())
+    for (const auto& e : rv->second.items) if (e.i) op_fail(op, "window_reversal is not supported", kUnimplemented);
+  const int64_t G = int_attr(op, "feature_group_count", 1);
+  if (lhs.type.et != rhs.type.et) op_fail(op, "operand element types differ");
+  // Canonical layouts: input [N, C, S...], kernel [O, I, K...].
+  std::vector<int64_t> ip = {ib, ifd}, kp = {ko, ki};
+  ip.insert(ip.end(), is.begin(), is.end());
+  kp.insert(kp.end(), ks.begin(), ks.end());
+  const Tensor X = transpose_raw(lhs, ip), W = transpose_raw(rhs, kp);
+  const int64_t Nb = X.type.dims[0], C = X.type.dims[1], O = W.type.dims[0], CI = W.type.dims[1];
+  if (G < 1 || C != CI * G || O % G != 0) op_fail(op, "feature counts do not fit feature_group_count");
+  std::vector<int64_t> in(ns), kd(ns), od(ns);
+  int64_t Sin = 1, Kp = 1, Op_ = 1;
+  for (size_t d = 0; d < ns; ++d) {
+    in[d] = X.type.dims[2 + d];
+    kd[d] = W.type.dims[2 + d];
+    const int64_t padded = (in[d] > 0 ? (in[d] - 1) * ld[d] + 1 : 0) + pad[2 * d] + pad[2 * d + 1];
+    const int64_t w = (kd[d] - 1) * rd[d] + 1;
+    od[d] = padded < w ? 0 : (padded - w) / strides[d] + 1;
+    Sin *= in[d];
+    Kp *= kd[d];
+    Op_ *= od[d];
+  }
+  std::vector<int64_t> want(rank);
+  want[static_cast<size_t>(ob)] = Nb;
+  want[static_cast<size_t>(of)] = O;
+  for (size_t d = 0; d < ns; ++d) want[static_cast<size_t>(os[d])] = od[d];
+  if (want != out.dims) op_fail(op, "result type " + out.str() + " does not match the convolution");
+  // idx[d][o * kd + k] = input coordinate or -1 (padding / dilation hole)
+  std::vector<std::vector<int64_t>> idx(ns);
+  for (size_t d = 0; d < ns; ++d) {
+    idx[d].assign(static_cast<size_t>(od[d] * kd[d]), -1);
+    const int64_t span = in[d] > 0 ? (in[d] - 1) * ld[d] + 1 : 0;
+    for (int64_t o = 0; o < od[d]; ++o)
+      for (int64_t k = 0; k < kd[d]; ++k) {
+        const int64_t p = o * strides[d] + k * rd[d] - pad[2 * d];
+        if (p >= 0 && p < span && p % ld[d] == 0) idx[d][static_cast<size_t>(o * kd[d] + k)] = p / ld[d];
+      }
+  }
+  const ET et = lhs.type.et;
+  const bool use_f32 = et_is_float(et) && et != ET::F64;
+  const std::string pa = precision_of(op, 0), pb = precision_of(op, 1);
+  const auto Xf = use_f32 ? mxu_operand(X.data, et, pa) : std::vector<float>();
+  const auto Wf = use_f32 ? mxu_operand(W.data, et, pb) : std::vector<float>();
+  const int64_t Cg = CI, Og = O / G, Kc = Cg * Kp, Ncol = Nb * Op_;
+  std::vector<int64_t> ins = strides_of(in);
+  std::vector<float> col(use_f32 ? static_cast<size_t>(Kc * Ncol) : 0), res(use_f32 ? static_cast<size_t>(Og * Ncol) : 0);
+  std::vector<double> cold(use_f32 ? 0 : static_cast<size_t>(Kc * Ncol));
+  std::vector<double> result(static_cast<size_t>(Nb * O * Op_), 0.0);  // [N, O, S_out]
+  std::vector<int64_t> ki_(ns), oi(ns);
+  for (int64_t g = 0; g < G; ++g) {
+    // im2col: rows (c, kernel position), columns (n, output position)
+    for (int64_t c = 0; c < Cg; ++c) {
+      std::fill(ki_.begin(), ki_.end(), 0);
+      for (int64_t kpos = 0; kpos < Kp; ++kpos) {
+        const int64_t row = c * Kp + kpos;
+        std::fill(oi.begin(), oi.end(), 0);
+        for (int64_t opos = 0; opos < Op_; ++opos) {
+          int64_t off = 0;
+          bool ok = true;
+          for (size_t d = 0; d < ns; ++d) {
+            const int64_t p = idx[d][static_cast<size_t>(oi[d] * kd[d] + ki_[d])];
+            if (p < 0) { ok = false; break; }
+            off += p * ins[d];
+          }
+          for (int64_t n = 0; n < Nb; ++n) {
+            const size_t src = static_cast<size_t>((n * C + g * Cg + c) * Sin + off);
+            const size_t dst = static_cast<size_t>(row * Ncol + n * Op_ + opos);
+            if (use_f32) col[dst] = ok ? Xf[src] : 0.0f;
+            else cold[dst] = ok ? X.data[src] : 0.0;
+          }
+          for (size_t d = ns; d-- > 0;) { if (++oi[d] < od[d]) break; oi[d] = 0; }
+        }
+        for (size_t d = ns; d-- > 0;) { if (++ki_[d] < kd[d]) break; ki_[d] = 0; }
+      }
+    }
+    // weights of this group: rows o in [g*Og, (g+1)*Og), columns (c, kpos) — contiguous in W
+    if (use_f32) {
+      matmul_f32(Wf.data() + g * Og * Kc, col.data(), res.data(), Og, Kc, Ncol);
+      for (int64_t o = 0; o < Og; ++o)
+        for (int64_t n = 0; n < Nb; ++n)
+          for (int64_t p = 0; p < Op_; ++p)
+            result[static_cast<size_t>((n * O + g * Og + o) * Op_ + p)] = res[static_cast<size_t>(o * Ncol + n * Op_ + p)];
+    } else {
+      for (int64_t o = 0; o < Og; ++o)
+        for (int64_t k = 0; k < Kc; ++k) {
+          const double w = W.data[static_cast<size_t>((g * Og + o) * Kc + k)];
+          for (int64_t n = 0; n < Nb; ++n)
+            for (int64_t p = 0; p < Op_; ++p)
+              result[static_cast<size_t>((n * O + g * Og + o) * Op_ + p)] += w * cold[static_cast<size_t>(k * Ncol + n * Op_ + p)];
+        }
+    }
+  }
+  // [N, O, S...] → output layout
+  Tensor canon;
+  canon.type = {out.et, {}};
+  canon.type.dims = {Nb, O};
+  canon.type.dims.insert(canon.type.dims.end(), od.begin(), od.end());
+  canon.data = std::move(result);
+  std::vector<int64_t> back(rank);  // output axis a takes canonical axis back[a]
+  back[static_cast<size_t>(ob)] = 0;
+  back[static_cast<size_t>(of)] = 1;
+  for (size_t d = 0; d < ns; ++d) back[static_cast<size_t>(os[d])] = static_cast<int64_t>(2 + d);
+  Tensor r = transpose_raw(canon, back);
+  for (double& v : r.data) v = et_round(out.et, v);
+  return r;
+}
+
+}  // namespace
+
+std::vector<TensorPtr> run_program(const Program& p, const std::vector<TensorPtr>& args) {
+  if (args.size() != p.params.size())
+    throw EmuError(kInvalidArgument, "TPU emulator: @main takes " + std::to_string(p.params.size()) +
+                                         " arguments, got " + std::to_string(args.size()));
+  std::vector<TensorPtr> env(static_cast<size_t>(p.num_slots));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!(args[i]->type == p.params[i]))
+      throw EmuError(kInvalidArgument, "TPU emulator: argument " + std::to_string(i) + " has type " +
+                                           args[i]->type.str() + " but @main expects " + p.params[i].str());
+    env[static_cast<size_t>(p.param_slots[i])] = args[i];
+  }
+  // last use of each slot, to free intermediates early
+  std::vector<int> last_use(static_cast<size_t>(p.num_slots), -1);
+  for (size_t k = 0; k < p.ops.size(); ++k)
+    for (int s : p.ops[k].operands) last_use[static_cast<size_t>(s)] = static_cast<int>(k);
+  for (int s : p.result_slots) last_use[static_cast<size_t>(s)] = static_cast<int>(p.ops.size());
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const Op& op = p.ops[k];
+    std::vector<const Tensor*> in;
+    for (int s : op.operands) {
+      const TensorPtr& t = env[static_cast<size_t>(s)];
+      if (!t) op_fail(op, "operand is not available", kInternal);
+      in.push_back(t.get());
+    }
+    const TensorType& out = op.result_types[0];
+    const std::string n = op.name.substr(op.name.find('.') + 1);
+    auto need = [&](size_t count) {
+      if (in.size() != count) op_fail(op, "expects " + std::to_string(count) + " operands, got " + std::to_string(in.size()));
+    };
+    Tensor r;
+    if (n == "constant") { need(0); r = run_constant(op, out); }
+    else if (n == "iota") { need(0); r = run_iota(op, out); }
+    else if (n == "add" || n == "subtract" || n == "multiply" || n == "divide" || n == "remainder" || n == "maximum" ||
+             n == "minimum" || n == "power" || n == "atan2" || n == "and" || n == "or" || n == "xor") {
+      need(2); r = run_binary(op, *in[0], *in[1]);
+    } else if (n == "compare") { need(2); r = run_compare(op, *in[0], *in[1]); }
+    else if (n == "select") { need(3); r = run_select(op, *in[0], *in[1], *in[2]); }
+    else if (n == "clamp") { need(3); r = run_clamp(op, *in[0], *in[1], *in[2]); }
+    else if (n == "convert") { need(1); r = run_convert(*in[0], out.et); }
+    else if (n == "broadcast_in_dim") { need(1); r = run_broadcast(op, *in[0], out); }
+    else if (n == "reshape") {
+      need(1);
+      if (in[0]->type.numel() != out.numel() || in[0]->type.et != out.et) op_fail(op, "cannot reshape " + in[0]->type.str() + " to " + out.str());
+      r.type = out;
+      r.data = in[0]->data;
+    } else if (n == "transpose") { need(1); r = run_transpose(op, *in[0], out); }
+    else if (n == "slice") { need(1); r = run_slice(op, *in[0], out); }
+    else if (n == "reverse") { need(1); r = run_reverse(op, *in[0]); }
+    else if (n == "concatenate") { r = run_concatenate(op, in, out); }
+    else if (n == "pad") { need(2); r = run_pad(op, *in[0], *in[1], out); }
+    else if (n == "dot_general" || n == "dot") { need(2); r = run_dot_general(op, *in[0], *in[1], out); }
+    else if (n == "reduce") { need(2); r = run_reduce(op, *in[0], *in[1], out); }
+    else if (n == "reduce_window") { need(2); r = run_reduce_window(op, *in[0], *in[1], out); }
+    else if (n == "convolution") { need(2); r = run_convolution(op, *in[0], *in[1], out); }
+    else { need(1); r = run_unary(op, *in[0]); }
+    if (!(r.type == out)) op_fail(op, "computed type " + r.type.str() + " differs from declared " + out.str());
+    env[static_cast<size_t>(op.results[0])] = std::make_shared<const Tensor>(std::move(r));
+    for (int s : op.operands)
+      if (last_use[static_cast<size_t>(s)] == static_cast<int>(k)) env[static_cast<size_t>(s)].reset();
+  }
+  std::vector<TensorPtr> outs;
+  for (int s : p.result_slots) outs.push_back(env[static_cast<size_t>(s)]);
+  return outs;
+}
+
+}  // namespace torchtpu::emulator

@@ -260,6 +260,42 @@ def write_csv(path, x, y):
             f.write(",".join("%.1f" % v for v in row) + ",%d\n" % int(label))
 
 
+NOTES = """## What the arguments mean (torch 1.13 schemas)
+
+- `aten::linear(input, weight[out, in], bias[out])`: `input @ weight.T + bias` over the
+  last axis; input may be 2-D `[b, in]` or 3-D `[b, t, in]`.
+- `aten::_convolution(input, weight[out, in/groups, kh, kw], bias, stride, padding,
+  dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled,
+  allow_tf32)`: 13 arguments; the last four are backend hints to ignore. Here: 3x3
+  padding 1 stride 1, one depthwise 3x3 (`groups` = 32 = channels) and one 1x1. The
+  BatchNorms are already folded into these weights and biases (freezing did it).
+- `aten::max_pool2d(input, kernel, stride, padding, dilation, ceil_mode)`;
+  `aten::adaptive_avg_pool2d(input, output_size)` (here `[1, 1]`, a mean over H and W);
+  `aten::flatten(input, start_dim, end_dim)` (here 1, -1).
+- `aten::reshape(input, shape)`: `shape` is a constant list with `-1` for the batch axis.
+- `aten::add(self, other, alpha)`: `self + alpha * other`, broadcasting; alpha is 1 here.
+  `other` is a run-time tensor (residual) or a constant `[1, 8, 32]` (positional embedding).
+- `aten::mul(self, other)`: `other` is a 0-dim float tensor constant (1/sqrt(8)), a
+  "wrapped number" that must not change the result dtype.
+- `aten::chunk(input, chunks, dim)` returns a `Tensor[]` that `prim::ListUnpack` splits
+  into 3 outputs (q, k, v); each chunk is a view of the last axis.
+- `aten::transpose(input, dim0, dim1)` (negative dims count from the end) feeds
+  `aten::matmul` (4-D batched: `[b, h, t, d] @ [b, h, d, t]`) and `aten::reshape`
+  (which must copy when its input is a non-contiguous transpose).
+- `aten::softmax(input, dim, dtype)`: dtype is None (keep float32).
+- `aten::layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)`: over the
+  last axis (`[32]`), eps 1e-5; ignore `cudnn_enable`.
+- `aten::gelu(input, approximate)`: `'none'` = the exact erf form.
+- `aten::mean(input, dims, keepdim, dtype)`: here over the token axis `[1]`, keepdim
+  False, dtype None.
+- `aten::relu`, `aten::hardswish` (`x * relu6(x + 3) / 6`), `aten::silu` (`x * sigmoid(x)`):
+  out of place.
+- `prim::Constant` holds ints, floats, bools, strings, None, int lists and the frozen
+  weights (tensors); `prim::ListConstruct` builds the int lists.
+
+"""
+
+
 def write_inventory(path, results):
     names = list(results)
     lines = []
@@ -279,6 +315,7 @@ def write_inventory(path, results):
     lines.append("| **total nodes** | " + " | ".join(str(sum(results[n]["kinds"].values())) for n in names) + " |")
     lines.append("")
     lines.append("Union of kinds, %d in all: %s.\n" % (len(all_kinds), ", ".join("`%s`" % k for k in all_kinds)))
+    lines.append(NOTES)
     lines.append("## Argument forms\n")
     lines.append("Each distinct argument list per kind (`prim::Constant` omitted). `T` = run-time "
                  "tensor, `CT[shape]` = tensor constant (a frozen weight), `[...]` = a "

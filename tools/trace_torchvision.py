@@ -78,10 +78,23 @@ def log(*args):
 
 
 def all_names():
+    """The classification builders: list_models (torchvision >= 0.14), else every public
+    function of torchvision.models that takes a `weights` argument."""
+    import inspect
     import torchvision.models as tvm
     if hasattr(tvm, "list_models"):
         return sorted(tvm.list_models(module=tvm))
-    raise SystemExit("this torchvision has no list_models; pass model names explicitly")
+    names = []
+    for n in dir(tvm):
+        f = getattr(tvm, n)
+        if n.startswith("_") or not inspect.isfunction(f) or n.startswith("get_"):
+            continue
+        try:
+            if "weights" in inspect.signature(f).parameters:
+                names.append(n)
+        except (TypeError, ValueError):
+            pass
+    return sorted(names)
 
 
 def input_size(name):

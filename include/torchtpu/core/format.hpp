@@ -1,6 +1,7 @@
 // torchtpu/core/format.hpp — printing tensors and expressions like PyTorch does: an
 // `fmt::formatter` for both (expressions are evaluated first).
 #pragma once
+#include <algorithm>  // std::max
 #include <cmath>    // std::isfinite, std::fabs, std::floor
 #include <string>   // std::string
 #include <vector>   // std::vector
@@ -29,22 +30,32 @@ inline std::string format_element(double v, int style) {
   return fmt::format("{:.4e}", v);
 }
 
+/// Characters per printed line before the innermost dim wraps (torch: linewidth=80).
+inline constexpr int64_t print_linewidth = 80;
+
 /// Non-template body of the printer: values in row-major order (already gathered), shape,
-/// dtype name, and whether to print the dtype.
+/// dtype name. Follows torch/_tensor_str.py: integer-valued floats print as "1.", others with
+/// 4 decimals; scientific notation when max/min of the nonzero finite magnitudes exceeds 1000,
+/// the max exceeds 1e8, or (non-integer values) the min is below 1e-4; innermost rows wrap
+/// at 80 columns; `size=(..)` for empty tensors of rank != 1; `dtype=` unless the dtype is
+/// float32, int64 or bool (always for an empty tensor that is not float32).
 inline std::string format_tensor_values(const std::vector<double>& vals, const Dims& shape,
                                         ScalarType dtype) {
   const bool summarise = numel(shape) > print_threshold;
   int style = dtype == ScalarType::Bool ? 4 : is_floating(dtype) ? 0 : 3;
   if (style == 0) {
     double mx = 0, mn = INFINITY;
+    bool any = false;
     for (double v : vals) {
       if (!std::isfinite(v)) continue;
       if (v != std::floor(v)) style = 1;
       const double a = std::fabs(v);
+      if (a == 0) continue;
+      any = true;
       mx = a > mx ? a : mx;
-      if (a > 0) mn = a < mn ? a : mn;
+      mn = a < mn ? a : mn;
     }
-    if (mx >= 1e8 || (style == 1 && mn < 1e-4) || (style == 0 && mx >= 1e8)) style = 2;
+    if (any && (mx / mn > 1000.0 || mx > 1e8 || (style == 1 && mn < 1e-4))) style = 2;
   }
   size_t width = 0;
   std::vector<std::string> txt(vals.size());
@@ -57,36 +68,51 @@ inline std::string format_tensor_values(const std::vector<double>& vals, const D
   size_t pos = 0;
   // recursive print over dims; `vals` holds only the shown elements (summary-aware order)
   auto rec = [&](auto& self, int d, int indent) -> void {
-    if (d == rank) {
-      out += std::string(width - txt[pos].size(), ' ') + txt[pos];
-      ++pos;
-      return;
-    }
-    out += '[';
     const int64_t n = shape[d];
     const bool cut = summarise && n > 2 * print_edge_items;
-    for (int64_t i = 0; i < n; ++i) {
-      if (cut && i == print_edge_items) {
-        out += d + 1 == rank ? "..., " : "...,\n" + std::string(size_t(indent + 1), ' ');
-        i = n - print_edge_items;
+    out += '[';
+    if (d + 1 == rank) {  // innermost dim: elements, wrapped at the line width
+      std::vector<std::string> items;
+      for (int64_t i = 0; i < n; ++i) {
+        if (cut && i == print_edge_items) {
+          items.emplace_back(" ...");
+          i = n - print_edge_items;
+        }
+        items.push_back(std::string(width - txt[pos].size(), ' ') + txt[pos]);
+        ++pos;
       }
-      self(self, d + 1, indent + 1);
-      if (i + 1 < n) {
-        out += ',';
-        if (d + 1 == rank) out += ' ';
-        else out += std::string(size_t(rank - d - 1), '\n') + std::string(size_t(indent + 1), ' ');
+      const int64_t per_line = std::max<int64_t>(1, (print_linewidth - indent) / int64_t(width + 2));
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += int64_t(i) % per_line ? ", " : ",\n" + std::string(size_t(indent + 1), ' ');
+        out += items[i];
+      }
+    } else {
+      const std::string sep = "," + std::string(size_t(rank - d - 1), '\n') + std::string(size_t(indent + 1), ' ');
+      for (int64_t i = 0; i < n; ++i) {
+        if (cut && i == print_edge_items) {
+          out += "..." + sep;
+          i = n - print_edge_items;
+        }
+        self(self, d + 1, indent + 1);
+        if (i + 1 < n) out += sep;
       }
     }
     out += ']';
   };
-  if (rank == 0) {
-    out += txt.empty() ? "" : txt[0];
-  } else {
-    rec(rec, 0, 7);
+  if (numel(shape) == 0) {
+    out += "[]";
+    if (rank != 1) {
+      out += ", size=(";
+      for (int i = 0; i < rank; ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+      out += rank == 1 ? ",)" : ")";
+    }
+    if (dtype != ScalarType::Float) out += std::string(", dtype=torch.") + std::string(dtype_name(dtype));
+    return out + ")";
   }
+  if (rank == 0) out += txt[0];
+  else rec(rec, 0, 7);
   if (dtype != ScalarType::Float && dtype != ScalarType::Int64 && dtype != ScalarType::Bool)
     out += std::string(", dtype=torch.") + std::string(dtype_name(dtype));
-  if (numel(shape) == 0) out += ", size=" + to_string(shape);
   return out + ")";
 }
 

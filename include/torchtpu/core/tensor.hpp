@@ -408,7 +408,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   // (the algorithm of torch's computeStride: match chunks of contiguous dims).
   bool view_strides(const Dims& s, Dims& out) const {
     out = Dims::filled(s.size(), 1);
-    if (numel() == 0) { out = contiguous_strides(s); return true; }
+    if (numel() == 0 || dim() == 0) { out = contiguous_strides(s); return true; }  // rank 0: s is all 1s
     int view_d = s.size() - 1;
     int64_t chunk_base_stride = dim() ? strides_.back() : 1;
     int64_t tensor_numel = 1, view_numel = 1;

@@ -114,13 +114,13 @@ std::vector<int64_t> ints(const Op& op, const char* key, bool required = true) {
   }
   const Attr& a = it->second;
   std::vector<int64_t> v;
+  std::function<void(const Attr&)> flat = [&](const Attr& x) {
+    if (x.kind == Attr::List) for (const auto& y : x.items) flat(y);
+    else v.push_back(x.i);
+  };
   if (a.kind == Attr::List) {
-    for (const auto& x : a.items) v.push_back(x.i);
+    flat(a);  // nested lists ([[lo, hi], ...]) flatten row-major
   } else if (a.kind == Attr::Dense) {  // dense<[...]> : tensor<Nxi64>
-    std::function<void(const Attr&)> flat = [&](const Attr& x) {
-      if (x.kind == Attr::List) for (const auto& y : x.items) flat(y);
-      else v.push_back(x.i);
-    };
     for (const auto& x : a.items) flat(x);
     if (a.type.numel() != static_cast<int64_t>(v.size())) {  // splat
       const int64_t s = v.empty() ? 0 : v[0];

@@ -38,6 +38,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   using is_tensor_tag = void;
   static constexpr int static_rank = Rank;
   static constexpr bool is_torchtpu_expression = true;
+  using ExprBase<Tensor<T, Rank>>::to;  // to<U>() (dtype); to(Device) is below
 
   /// An undefined tensor (no storage); `defined()` is false.
   Tensor() = default;
@@ -167,6 +168,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     if (numel() != 1)
       throw ShapeError("item: a tensor with " + std::to_string(numel()) +
                        " elements cannot be converted to a scalar (shape " + to_string(sizes_) + ")");
+    if (!device().is_cpu()) return cpu().item();  // observation: copies to the host
     return *data_ptr();
   }
 
@@ -339,6 +341,10 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     if (storage_->download) storage_->download(r.storage_->data);
     return r;
   }
+
+  /// This tensor on `device` ("cpu", "tpu", "tpu:1", ...): itself if already there, else a
+  /// dense copy. Defined in device/lower.hpp. **Errors:** DeviceUnavailable, IndexError.
+  Tensor to(const Device& device) const;
 
   // ---- factories that need the type ----------------------------------------------------
   /// Uninitialised contiguous tensor on the cpu.

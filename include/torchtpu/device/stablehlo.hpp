@@ -8,6 +8,7 @@
 // reduce, iota, concatenate, pad, clamp and constant; the generic form for slice,
 // reduce_window, convolution and chlo.erf. docs/stablehlo-subset.md lists the exact text.
 #pragma once
+#include <atomic>       // std::atomic (builder ids)
 #include <cmath>        // std::isnan, std::isinf
 #include <cstdint>      // int64_t
 #include <cstdio>       // std::snprintf
@@ -30,6 +31,7 @@ namespace torchtpu::stablehlo {
 /// Values are plain data; they are only meaningful for the Builder that made them.
 struct Value {
   int id = -1;
+  uint64_t builder = 0;  ///< which Builder made it (values of other builders are rejected)
   ScalarType dtype = ScalarType::Float;
   std::vector<int64_t> dims;
   bool valid() const noexcept { return id >= 0; }
@@ -481,13 +483,14 @@ class Builder {
   Value make(ScalarType dtype, std::vector<int64_t> dims) {
     Value v;
     v.id = next_id_++;
+    v.builder = uid_;
     v.dtype = dtype;
     v.dims = std::move(dims);
     return v;
   }
   void emit(const Value& r, const std::string& rhs) { body_ += "    " + name(r) + " = " + rhs + "\n"; }
   void check(const Value& v, std::string_view op) const {
-    if (!v.valid() || v.id >= next_id_)
+    if (!v.valid() || v.builder != uid_ || v.id >= next_id_)
       throw ValueError(std::string(op) + ": operand is not a value of this builder");
   }
   static void same_type(std::string_view op, const Value& a, const Value& b) {
@@ -532,6 +535,12 @@ class Builder {
     return "?";
   }
 
+  static uint64_t new_uid() {
+    static std::atomic<uint64_t> counter{0};
+    return ++counter;
+  }
+
+  uint64_t uid_ = new_uid();
   int next_id_ = 0;
   std::vector<Value> params_, results_;
   std::string body_;

@@ -5,6 +5,7 @@
 #include <string>  // std::string
 
 #include "../core/errors.hpp"  // ShapeError, DeviceError
+#include "../device/dispatch.hpp"  // needs_device_path, device_materialize (PJRT devices)
 #include "cpu.hpp"             // elementwise_into, reduce_into, ...
 
 namespace torchtpu::detail {
@@ -75,6 +76,7 @@ Tensor<typename E::value_type> evaluate_new(const E& e) {
 
 template <element T, int R, expression E>
 void materialize(Tensor<T, R>& dest, const E& e) {
+  if (needs_device_path(dest, e)) return device_materialize(dest, e);  // device/lower.hpp
   bool fresh = false;
   if (!dest.defined()) {
     dest = Tensor<T, R>(Tensor<T>::empty(e.shape()));
@@ -91,3 +93,5 @@ void materialize(Tensor<T, R>& dest, const E& e) {
 }
 
 }  // namespace torchtpu::detail
+
+#include "../device/lower.hpp"  // device_materialize (after the cpu path it falls back on)

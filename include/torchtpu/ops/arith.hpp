@@ -14,6 +14,10 @@ namespace torchtpu {
 struct AddOp : same_type_policy {
   static constexpr std::string_view name = "add", aten = "aten::add", hlo = "stablehlo.add";
   template <class M> constexpr M operator()(M a, M b) const { return M(a + b); }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.binary(x[0].dtype == ScalarType::Bool ? "or" : "add", x[0], x[1]);
+  }
 };
 /// Elementwise difference. **Dtypes:** all but bool (as in PyTorch).
 struct SubOp : same_type_policy {
@@ -26,6 +30,10 @@ struct MulOp : same_type_policy {
   template <class M> constexpr M operator()(M a, M b) const {
     if constexpr (std::same_as<M, bool>) return a && b;
     else return M(a * b);
+  }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.binary(x[0].dtype == ScalarType::Bool ? "and" : "multiply", x[0], x[1]);
   }
 };
 /// True division: integer and bool operands give float32 (PyTorch's `/`).
@@ -47,6 +55,17 @@ struct FloorDivideOp : same_type_policy {
       return q;
     }
   }
+  // Lowering: floor(a / b) for floats; for integers the truncated quotient minus one when the
+  // remainder is nonzero with the divisor's opposite sign (max(0, -sign(r)·sign(b))).
+  // Integer division by zero gives -1 on PJRT devices (XLA semantics), not an error.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    V q = b.divide(x[0], x[1]);
+    if (is_floating(x[0].dtype)) return b.unary("floor", q);
+    V r = b.binary("subtract", x[0], b.multiply(q, x[1]));
+    V opposite = b.maximum(b.constant(0, r.dtype, r.dims),
+                           b.negate(b.multiply(b.unary("sign", r), b.unary("sign", x[1]))));
+    return b.binary("subtract", q, opposite);
+  }
 };
 /// Remainder with the sign of the divisor (Python's `%`, `torch.remainder`).
 /// **Errors:** ValueError on integer division by zero.
@@ -63,6 +82,13 @@ struct RemainderOp : same_type_policy {
       if (r != 0 && ((r < 0) != (b < 0))) r = M(r + b);
       return r;
     }
+  }
+  // Lowering: stablehlo.remainder has the dividend's sign; add b once when the signs differ.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    V r = b.binary("remainder", x[0], x[1]);
+    V opposite = b.maximum(b.constant(0, r.dtype, r.dims),
+                           b.negate(b.multiply(b.unary("sign", r), b.unary("sign", x[1]))));
+    return b.add(r, b.multiply(x[1], opposite));
   }
 };
 /// `a` to the power `b`. Integer bases with integer exponents stay integers.

@@ -35,14 +35,24 @@ struct GeOp : predicate_policy {
 struct LogicalAndOp : predicate_policy {
   static constexpr std::string_view name = "logical_and", aten = "aten::logical_and", hlo = "stablehlo.and";
   template <class M> constexpr bool operator()(M a, M b) const { return a != M(0) && b != M(0); }
+  // StableHLO lowering: operands to i1 (`!= 0`), then and.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.binary("and", b.convert(x[0], ScalarType::Bool), b.convert(x[1], ScalarType::Bool));
+  }
 };
 struct LogicalOrOp : predicate_policy {
   static constexpr std::string_view name = "logical_or", aten = "aten::logical_or", hlo = "stablehlo.or";
   template <class M> constexpr bool operator()(M a, M b) const { return a != M(0) || b != M(0); }
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.binary("or", b.convert(x[0], ScalarType::Bool), b.convert(x[1], ScalarType::Bool));
+  }
 };
 struct LogicalNotOp : predicate_policy {
   static constexpr std::string_view name = "logical_not", aten = "aten::logical_not", hlo = "stablehlo.not";
   template <class M> constexpr bool operator()(M a) const { return a == M(0); }
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.unary("not", b.convert(x[0], ScalarType::Bool));
+  }
 };
 /// Bitwise and / or / not on bool and integer tensors (`&`, `|`, `~`).
 struct BitwiseAndOp : same_type_policy {

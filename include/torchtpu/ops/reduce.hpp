@@ -29,6 +29,10 @@ struct MeanOp {
   template <class A> static constexpr A finalize(A a, int64_t n) {
     return n ? A(a / A(n)) : std::numeric_limits<A>::quiet_NaN();
   }
+  // StableHLO lowering of `finalize` (device/lower.hpp); 0/0 gives NaN as above.
+  template <class B, class V> static V lower_finalize(B& b, const V& acc, int64_t n) {
+    return b.divide(acc, b.constant(static_cast<double>(n), acc.dtype, acc.dims));
+  }
 };
 /// Product; integers and bool give int64.
 struct ProdOp {
@@ -93,7 +97,7 @@ struct AllOp {
 };
 /// Index of the first maximum (NaN counts as the maximum, as in torch.argmax).
 struct ArgMaxOp {
-  static constexpr std::string_view name = "argmax", aten = "aten::argmax", hlo = "";
+  static constexpr std::string_view name = "argmax", aten = "aten::argmax", hlo = "stablehlo.maximum";
   template <class A> static constexpr bool better(A best, A v) {
     if (detail::is_nan(best)) return false;
     return detail::is_nan(v) || best < v;
@@ -101,7 +105,7 @@ struct ArgMaxOp {
 };
 /// Index of the first minimum (NaN counts as the minimum, as in torch.argmin).
 struct ArgMinOp {
-  static constexpr std::string_view name = "argmin", aten = "aten::argmin", hlo = "";
+  static constexpr std::string_view name = "argmin", aten = "aten::argmin", hlo = "stablehlo.minimum";
   template <class A> static constexpr bool better(A best, A v) {
     if (detail::is_nan(best)) return false;
     return detail::is_nan(v) || v < best;

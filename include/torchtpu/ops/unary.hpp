@@ -70,6 +70,10 @@ struct SigmoidOp : floating_policy {
 struct ReluOp : same_type_policy {
   static constexpr std::string_view name = "relu", aten = "aten::relu", hlo = "";
   template <class M> constexpr M operator()(M x) const { return x < M(0) ? M(0) : x; }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.maximum(x[0], b.constant(0, x[0].dtype, x[0].dims));
+  }
 };
 /// GELU. Exact form `x/2 · (1 + erf(x/√2))`; tanh form
 /// `x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))`.
@@ -85,11 +89,27 @@ struct GeluOp : floating_policy {
     }
     return M(0.5) * x * (M(1) + std::erf(x * M(0.7071067811865476)));  // 1/sqrt(2)
   }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
+    V inner;
+    if (tanh_approx) {
+      V cube = b.multiply(b.multiply(x[0], x[0]), x[0]);
+      inner = b.tanh(b.multiply(c(0.7978845608028654), b.add(x[0], b.multiply(c(0.044715), cube))));
+    } else {
+      inner = b.erf(b.multiply(x[0], c(0.7071067811865476)));
+    }
+    return b.multiply(b.multiply(c(0.5), x[0]), b.add(c(1), inner));
+  }
 };
 /// x · sigmoid(x) (a.k.a. swish).
 struct SiluOp : floating_policy {
   static constexpr std::string_view name = "silu", aten = "aten::silu", hlo = "";
   template <class M> M operator()(M x) const { return x / (M(1) + std::exp(-x)); }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.multiply(x[0], b.unary("logistic", x[0]));
+  }
 };
 /// Clamp to [lo, hi]; NaN stays NaN (torch.clamp / hardtanh).
 struct ClampOp : same_type_policy {
@@ -103,6 +123,13 @@ struct ClampOp : same_type_policy {
     if (double(r) > hi) r = M(hi);
     return r;
   }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    V r = x[0];
+    if (lo > -std::numeric_limits<double>::infinity()) r = b.maximum(r, b.constant(lo, r.dtype, r.dims));
+    if (hi < std::numeric_limits<double>::infinity()) r = b.minimum(r, b.constant(hi, r.dtype, r.dims));
+    return r;
+  }
 };
 /// x · relu6(x + 3) / 6. **Source:** Howard et al., "Searching for MobileNetV3", arXiv:1905.02244.
 struct HardswishOp : floating_policy {
@@ -111,6 +138,11 @@ struct HardswishOp : floating_policy {
     const M r = x + M(3);
     return x * (r < M(0) ? M(0) : (r > M(6) ? M(6) : r)) / M(6);
   }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
+    return b.divide(b.multiply(x[0], b.clamp(c(0), b.add(x[0], c(3)), c(6))), c(6));
+  }
 };
 /// relu6(x + 3) / 6. **Source:** arXiv:1905.02244.
 struct HardsigmoidOp : floating_policy {
@@ -118,6 +150,11 @@ struct HardsigmoidOp : floating_policy {
   template <class M> M operator()(M x) const {
     const M r = x + M(3);
     return (r < M(0) ? M(0) : (r > M(6) ? M(6) : r)) / M(6);
+  }
+  // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
+    return b.divide(b.clamp(c(0), b.add(x[0], c(3)), c(6)), c(6));
   }
 };
 

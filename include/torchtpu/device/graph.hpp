@@ -1,0 +1,656 @@
+// torchtpu/device/graph.hpp — the non-template runtime behind tensors on PJRT devices: device
+// arrays (the storage of a device tensor), execution modes, the deferred graph ("defer and
+// fuse") that collects statements until a value is observed, and the PJRT round trip
+// (StableHLO text → compilation cache → execute).
+//
+// The template front end (device/lower.hpp) turns an expression into one `Statement`: its
+// device inputs, a compact signature and a closure that emits it into a stablehlo::Builder.
+// Everything here is ordinary `inline` code, compiled once, never per expression (STYLE.md §3).
+#pragma once
+#include <algorithm>      // std::sort, std::stable_sort
+#include <atomic>         // std::atomic
+#include <cstdint>        // int64_t, uint64_t
+#include <cstring>        // std::memcpy
+#include <functional>     // std::function
+#include <map>            // std::map
+#include <memory>         // std::shared_ptr, std::weak_ptr
+#include <mutex>          // std::mutex, std::lock_guard
+#include <optional>       // std::optional
+#include <string>         // std::string
+#include <string_view>    // std::string_view
+#include <unordered_map>  // std::unordered_map
+#include <utility>        // std::move
+#include <vector>         // std::vector
+
+#include "../core/device.hpp"   // Device, DeviceKind
+#include "../core/errors.hpp"   // DeviceError, DeviceUnavailable, ValueError, ...
+#include "../core/shape.hpp"    // Dims
+#include "pjrt/cache.hpp"       // pjrt::CompilationCache, Client, Buffer, Executable
+#include "stablehlo.hpp"        // stablehlo::Builder, Value, Precision
+
+namespace torchtpu {
+
+// ---- execution modes ------------------------------------------------------------------
+
+/// How expressions on PJRT devices execute (DESIGN.md §5).
+///
+/// - `Debug`: every op is its own executable, run and awaited at the statement that contains
+///   it; a device error names the op.
+/// - `Strict`: every op is its own executable, dispatched at its statement. (The PJRT wrapper
+///   awaits each execution, so today strict differs from debug only in error wrapping.)
+/// - `Fused` (default): a whole expression is one program, and statements are deferred into
+///   one graph that is compiled once (cached) and run when a value is observed (`.cpu()`,
+///   `item()`, printing), at `torchtpu::sync()`, or when the graph reaches
+///   `max_deferred_statements()`.
+///
+/// **Devices:** on the cpu every mode uses compile-time fusion within each expression (the
+/// CPU engine is eager per statement), so all modes give bit-identical cpu results. On PJRT
+/// devices the modes agree within the tolerance of the device's arithmetic (docs/devices.md).
+enum class ExecutionMode { Debug, Strict, Fused };
+
+constexpr std::string_view execution_mode_name(ExecutionMode m) {
+  return m == ExecutionMode::Debug ? "debug" : m == ExecutionMode::Strict ? "strict" : "fused";
+}
+
+/// "debug", "strict" or "fused". **Errors:** ValueError listing the accepted names.
+inline ExecutionMode parse_execution_mode(std::string_view s) {
+  if (s == "debug") return ExecutionMode::Debug;
+  if (s == "strict") return ExecutionMode::Strict;
+  if (s == "fused") return ExecutionMode::Fused;
+  throw ValueError("invalid execution mode '" + std::string(s) +
+                   "': expected one of \"debug\", \"strict\", \"fused\"");
+}
+
+namespace detail {
+inline std::atomic<int>& execution_mode_slot() {
+  static std::atomic<int> mode{static_cast<int>(ExecutionMode::Fused)};
+  return mode;
+}
+inline std::atomic<int>& matmul_precision_slot() {
+  static std::atomic<int> p{static_cast<int>(stablehlo::Precision::Default)};
+  return p;
+}
+inline std::atomic<int64_t>& max_deferred_slot() {
+  static std::atomic<int64_t> n{1024};
+  return n;
+}
+}  // namespace detail
+
+/// The process-wide execution mode (default `Fused`).
+inline ExecutionMode execution_mode() noexcept {
+  return static_cast<ExecutionMode>(detail::execution_mode_slot().load());
+}
+/// Sets the process-wide mode. Statements already deferred stay deferred until observed;
+/// call `sync()` first to run them under the old mode.
+inline void set_execution_mode(ExecutionMode m) noexcept {
+  detail::execution_mode_slot().store(static_cast<int>(m));
+}
+
+/// Sets a mode for the lifetime of the guard and restores the previous one. Not a
+/// per-thread setting: guards on several threads at once interleave.
+class ExecutionModeGuard {
+ public:
+  explicit ExecutionModeGuard(ExecutionMode m) : saved_(execution_mode()) { set_execution_mode(m); }
+  ~ExecutionModeGuard() { set_execution_mode(saved_); }
+  ExecutionModeGuard(const ExecutionModeGuard&) = delete;
+  ExecutionModeGuard& operator=(const ExecutionModeGuard&) = delete;
+
+ private:
+  ExecutionMode saved_;
+};
+
+/// Operand precision of matrix products on PJRT devices (`stablehlo.dot_general`). On TPU,
+/// `Default` multiplies f32 operands rounded to bf16 with f32 accumulation; `Highest` is
+/// f32-exact. Not used on the cpu (always full precision there).
+using MatmulPrecision = stablehlo::Precision;
+
+inline MatmulPrecision matmul_precision() noexcept {
+  return static_cast<MatmulPrecision>(detail::matmul_precision_slot().load());
+}
+inline void set_matmul_precision(MatmulPrecision p) noexcept {
+  detail::matmul_precision_slot().store(static_cast<int>(p));
+}
+/// Scoped `set_matmul_precision`.
+class MatmulPrecisionGuard {
+ public:
+  explicit MatmulPrecisionGuard(MatmulPrecision p) : saved_(matmul_precision()) { set_matmul_precision(p); }
+  ~MatmulPrecisionGuard() { set_matmul_precision(saved_); }
+  MatmulPrecisionGuard(const MatmulPrecisionGuard&) = delete;
+  MatmulPrecisionGuard& operator=(const MatmulPrecisionGuard&) = delete;
+
+ private:
+  MatmulPrecision saved_;
+};
+
+/// The size bound of the deferred graph, in statements (default 1024): recording one more
+/// runs the graph first. **Errors:** ValueError for n < 1.
+inline int64_t max_deferred_statements() noexcept { return detail::max_deferred_slot().load(); }
+inline void set_max_deferred_statements(int64_t n) {
+  if (n < 1) throw ValueError("set_max_deferred_statements: n must be >= 1, got " + std::to_string(n));
+  detail::max_deferred_slot().store(n);
+}
+
+namespace device {
+
+class PendingGraph;
+
+/// The storage of a tensor on a PJRT device (`StorageImpl::device_handle` points to one):
+/// a dense row-major array of `dims` on one device, either materialized (`buffer`) or still
+/// pending in a deferred graph (`graph`, statement `stmt`).
+///
+/// **Ownership:** `buffer` is shared with the statements of deferred graphs that read it;
+/// it lives until the last of them and the array are gone. Fields are guarded by the owning
+/// graph's mutex (`PendingGraph::mutex()`).
+struct DeviceArray {
+  std::shared_ptr<pjrt::Client> client;  ///< never null
+  int device_index = 0;                  ///< addressable-device position in `client`
+  Device device;                         ///< "tpu:0", ...
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> dims;
+  std::shared_ptr<pjrt::Buffer> buffer;  ///< null while pending
+  std::shared_ptr<PendingGraph> graph;   ///< non-null while pending
+  int stmt = -1;                         ///< producing statement while pending
+  int64_t numel() const noexcept {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+};
+
+/// One input of a statement, fixed when the statement is recorded: a materialized buffer (a
+/// parameter of the program) or the result of an earlier statement of the same graph.
+struct Ref {
+  std::shared_ptr<pjrt::Buffer> buffer;  ///< parameter, or null
+  int stmt = -1;                         ///< earlier statement, or -1
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> dims;
+};
+
+class Emitter;
+
+/// One recorded statement: `out = f(inputs)` where `emit` builds `f` in StableHLO.
+struct Statement {
+  std::vector<Ref> inputs;
+  std::string sig;  ///< structure + shapes + constants; equal sigs emit equal text
+  std::function<stablehlo::Value(Emitter&)> emit;
+  std::weak_ptr<DeviceArray> out;
+  std::string op_name;  ///< for debug-mode errors
+};
+
+/// Emits statements into one Builder; resolves statement inputs to parameters (one per
+/// distinct buffer) or to values of earlier statements.
+class Emitter {
+ public:
+  stablehlo::Builder& builder() noexcept { return b_; }
+  /// The k-th input of the statement being emitted (dense, with its base dims).
+  stablehlo::Value input(size_t k) const { return inputs_.at(k); }
+
+ private:
+  friend class PendingGraph;
+  stablehlo::Builder b_;
+  std::vector<stablehlo::Value> inputs_;
+};
+
+/// Counters for tests and benchmarks (process-wide, monotonically increasing).
+struct ExecStats {
+  uint64_t statements = 0;  ///< statements recorded
+  uint64_t executions = 0;  ///< PJRT executions (one per flushed program)
+  uint64_t texts_built = 0; ///< StableHLO module texts built (misses of the text memo)
+  uint64_t uploads = 0, downloads = 0;
+};
+
+namespace detail {
+struct Counters {
+  std::atomic<uint64_t> statements{0}, executions{0}, texts_built{0}, uploads{0}, downloads{0};
+};
+inline Counters& counters() {
+  static Counters c;
+  return c;
+}
+}  // namespace detail
+
+inline ExecStats stats() {
+  const auto& c = detail::counters();
+  return {c.statements.load(), c.executions.load(), c.texts_built.load(), c.uploads.load(),
+          c.downloads.load()};
+}
+
+/// Module text by program signature: a signature seen before reuses its text (the text of an
+/// expression type and shape set is built once); the executable then comes from the
+/// compilation cache. Thread-safe.
+class TextMemo {
+ public:
+  static TextMemo& global() {
+    static TextMemo* m = new TextMemo();  // leaked: outlives static destruction
+    return *m;
+  }
+  std::shared_ptr<const std::string> find(const std::string& sig) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(sig);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  void put(const std::string& sig, std::shared_ptr<const std::string> text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() > 4096) map_.clear();  // bound memory; texts are cheap to rebuild
+    map_[sig] = std::move(text);
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> map_;
+};
+
+/// The deferred graph of one device (one per client and device index): statements recorded
+/// in fused mode wait here until `flush()`.
+///
+/// **Thread safety:** every public method locks `mutex()`; statements from several threads
+/// interleave in one graph.
+class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
+ public:
+  PendingGraph(std::shared_ptr<pjrt::Client> client, int device_index, Device device)
+      : client_(std::move(client)), device_index_(device_index), device_(device) {}
+
+  std::recursive_mutex& mutex() noexcept { return mu_; }
+  const std::shared_ptr<pjrt::Client>& client() const noexcept { return client_; }
+  int device_index() const noexcept { return device_index_; }
+  const Device& device() const noexcept { return device_; }
+  size_t size() const {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    return stmts_.size();
+  }
+
+  /// The input reference for `a` (which must live on this graph's device).
+  Ref ref_for(const DeviceArray& a) {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    Ref r;
+    r.dtype = a.dtype;
+    r.dims = a.dims;
+    if (a.graph) {
+      if (a.graph.get() != this) throw ValueError("internal: device array pending in another graph");
+      r.stmt = a.stmt;
+    } else {
+      r.buffer = a.buffer;
+    }
+    return r;
+  }
+
+  /// Records `st` producing a new array of `dtype`/`dims`; in debug/strict mode, or when the
+  /// graph is full, runs it at once.
+  /// **Errors:** DeviceError from compilation or execution (the deferred statements are
+  /// dropped, their arrays stay pending-less and unusable).
+  std::shared_ptr<DeviceArray> record(Statement st, ScalarType dtype, std::vector<int64_t> dims,
+                                      bool run_now) {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    if (static_cast<int64_t>(stmts_.size()) >= max_deferred_statements()) flush_locked();
+    auto arr = std::make_shared<DeviceArray>();
+    arr->client = client_;
+    arr->device_index = device_index_;
+    arr->device = device_;
+    arr->dtype = dtype;
+    arr->dims = std::move(dims);
+    arr->graph = shared_from_this();
+    arr->stmt = static_cast<int>(stmts_.size());
+    st.out = arr;
+    stmts_.push_back(std::move(st));
+    ++detail::counters().statements;
+    if (run_now) flush_locked();
+    return arr;
+  }
+
+  /// Runs every deferred statement whose result is still referenced, as ONE program.
+  void flush() {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    flush_locked();
+  }
+
+ private:
+  void flush_locked() {
+    if (stmts_.empty()) return;
+    std::vector<Statement> stmts = std::move(stmts_);
+    stmts_.clear();
+    // Live results are outputs; walk back from them to find the statements needed.
+    std::vector<std::shared_ptr<DeviceArray>> outs;
+    std::vector<int> out_stmt;
+    std::vector<char> needed(stmts.size(), 0);
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      if (auto a = stmts[i].out.lock(); a && a->graph.get() == this && a->stmt == static_cast<int>(i)) {
+        outs.push_back(a);
+        out_stmt.push_back(static_cast<int>(i));
+        needed[i] = 1;
+      }
+    }
+    if (outs.empty()) return;
+    for (size_t i = stmts.size(); i-- > 0;)
+      if (needed[i])
+        for (const Ref& r : stmts[i].inputs)
+          if (r.stmt >= 0) needed[static_cast<size_t>(r.stmt)] = 1;
+    // Parameters: distinct buffers in order of first use. Signature: statement sigs with
+    // their input wiring, and which statements are outputs.
+    std::vector<const pjrt::Buffer*> params;
+    std::map<const pjrt::Buffer*, int> param_of;
+    std::vector<int> stmt_pos(stmts.size(), -1);
+    std::string sig;
+    int pos = 0;
+    std::string op_names;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      if (!needed[i]) continue;
+      stmt_pos[i] = pos++;
+      sig += stmts[i].sig;
+      sig += '(';
+      for (const Ref& r : stmts[i].inputs) {
+        if (r.buffer) {
+          auto [it, inserted] = param_of.emplace(r.buffer.get(), static_cast<int>(params.size()));
+          if (inserted) params.push_back(r.buffer.get());
+          sig += 'p' + std::to_string(it->second) + ',';
+        } else {
+          sig += 's' + std::to_string(stmt_pos[static_cast<size_t>(r.stmt)]) + ',';
+        }
+      }
+      sig += ")\n";
+      if (!op_names.empty()) op_names += ", ";
+      op_names += stmts[i].op_name;
+    }
+    sig += "->";
+    for (int s : out_stmt) sig += std::to_string(stmt_pos[static_cast<size_t>(s)]) + ',';
+    std::shared_ptr<const std::string> text = TextMemo::global().find(sig);
+    if (!text) {
+      Emitter em;
+      std::vector<stablehlo::Value> param_values;
+      for (const pjrt::Buffer* b : params) param_values.push_back(em.b_.parameter(b->dtype(), b->dims()));
+      std::vector<stablehlo::Value> values(stmts.size());
+      for (size_t i = 0; i < stmts.size(); ++i) {
+        if (!needed[i]) continue;
+        em.inputs_.clear();
+        for (const Ref& r : stmts[i].inputs)
+          em.inputs_.push_back(r.buffer ? param_values[static_cast<size_t>(param_of[r.buffer.get()])]
+                                        : values[static_cast<size_t>(r.stmt)]);
+        values[i] = stmts[i].emit(em);
+      }
+      std::vector<stablehlo::Value> results;
+      for (int s : out_stmt) results.push_back(values[static_cast<size_t>(s)]);
+      em.b_.set_results(std::move(results));
+      text = std::make_shared<const std::string>(em.b_.str());
+      ++detail::counters().texts_built;
+      TextMemo::global().put(sig, text);
+    }
+    std::vector<pjrt::Buffer> results;
+    try {
+      auto exe = pjrt::CompilationCache::global().get_or_compile(client_, *text);
+      results = exe->execute(std::span<const pjrt::Buffer* const>(params.data(), params.size()),
+                             device_index_);
+      ++detail::counters().executions;
+    } catch (const DeviceError& e) {
+      for (auto& a : outs) a->graph.reset();
+      if (execution_mode() == ExecutionMode::Debug)
+        throw DeviceError(e.code(), "debug mode: op '" + op_names + "' on " + device_.str() +
+                                        " failed: " + e.what());
+      throw;
+    }
+    if (results.size() != outs.size())
+      throw DeviceError(13, "internal: program returned " + std::to_string(results.size()) +
+                                " results for " + std::to_string(outs.size()) + " outputs");
+    for (size_t j = 0; j < outs.size(); ++j) {
+      outs[j]->buffer = std::make_shared<pjrt::Buffer>(std::move(results[j]));
+      outs[j]->graph.reset();
+      outs[j]->stmt = -1;
+    }
+  }
+
+  mutable std::recursive_mutex mu_;
+  std::shared_ptr<pjrt::Client> client_;
+  int device_index_;
+  Device device_;
+  std::vector<Statement> stmts_;
+};
+
+/// The PJRT client for a device kind (cached; one per plugin per process).
+/// **Errors:** DeviceUnavailable listing the places searched; ValueError for "cpu".
+inline std::shared_ptr<pjrt::Client> client_for(DeviceKind kind) {
+  if (kind == DeviceKind::CPU) throw ValueError("client_for: the cpu is not a PJRT device");
+  static std::mutex mu;
+  static auto* clients = new std::map<DeviceKind, std::shared_ptr<pjrt::Client>>();  // leaked
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = clients->find(kind);
+  if (it != clients->end()) return it->second;
+  auto c = pjrt::Client::get(device_kind_name(kind));
+  clients->emplace(kind, c);
+  return c;
+}
+
+namespace detail {
+struct GraphRegistry {
+  std::mutex mu;
+  std::map<std::pair<int, int>, std::shared_ptr<PendingGraph>> graphs;
+};
+inline GraphRegistry& graph_registry() {
+  static auto* r = new GraphRegistry();  // leaked: graphs hold plugin objects
+  return *r;
+}
+}  // namespace detail
+
+/// The deferred graph of device `d` (created on first use).
+/// **Errors:** DeviceUnavailable; IndexError if the index exceeds the device count.
+inline std::shared_ptr<PendingGraph> graph_for(const Device& d) {
+  auto& reg = detail::graph_registry();
+  const auto key = std::make_pair(static_cast<int>(d.kind()), d.index());
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.graphs.find(key);
+    if (it != reg.graphs.end()) return it->second;
+  }
+  auto client = client_for(d.kind());
+  client->device(d.index());  // IndexError naming the count
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto it = reg.graphs.find(key);
+  if (it != reg.graphs.end()) return it->second;
+  auto g = std::make_shared<PendingGraph>(client, d.index(), d);
+  reg.graphs.emplace(key, g);
+  return g;
+}
+
+/// Every deferred graph created so far.
+inline std::vector<std::shared_ptr<PendingGraph>> all_graphs() {
+  auto& reg = detail::graph_registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::vector<std::shared_ptr<PendingGraph>> out;
+  for (auto& kv : reg.graphs) out.push_back(kv.second);
+  return out;
+}
+
+/// Copies dense row-major host data of `dtype`/`dims` to device `d` (awaited).
+/// **Errors:** DeviceUnavailable, IndexError, DeviceError.
+inline std::shared_ptr<DeviceArray> upload(const void* host, ScalarType dtype,
+                                           std::vector<int64_t> dims, const Device& d) {
+  auto g = graph_for(d);
+  auto arr = std::make_shared<DeviceArray>();
+  arr->client = g->client();
+  arr->device_index = d.index();
+  arr->device = d;
+  arr->dtype = dtype;
+  arr->dims = std::move(dims);
+  arr->buffer = std::make_shared<pjrt::Buffer>(
+      g->client()->buffer_from_host(host, dtype, arr->dims, d.index()));
+  ++detail::counters().uploads;
+  return arr;
+}
+
+/// Runs `a`'s pending graph if needed, then copies it to `dst` (dense row-major, `bytes`).
+/// **Errors:** DeviceError; ValueError if `a` failed to compute earlier.
+inline void download(const std::shared_ptr<DeviceArray>& a, void* dst, size_t bytes) {
+  std::shared_ptr<pjrt::Buffer> buf;
+  {
+    auto g = graph_for(a->device);
+    std::lock_guard<std::recursive_mutex> lock(g->mutex());
+    if (a->graph) a->graph->flush();
+    if (!a->buffer)
+      throw ValueError("device tensor on " + a->device.str() +
+                       " has no value: the program that computed it failed");
+    buf = a->buffer;
+  }
+  buf->to_host(dst, bytes);
+  ++detail::counters().downloads;
+}
+
+/// The value of a strided view (`sizes`, `strides`, `offset` in elements) of the dense
+/// array `base`, as StableHLO ops (slice, pad, reshape, transpose, broadcast_in_dim).
+/// **Errors:** UnsupportedOperator for views whose strides do not nest (arbitrary
+/// as_strided layouts; every torchtpu view op gives nesting strides).
+inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& base, const Dims& sizes,
+                                const Dims& strides, int64_t offset) {
+  const std::vector<int64_t> out(sizes.begin(), sizes.end());
+  const int64_t n = base.numel();
+  int64_t total = 1;
+  for (int64_t s : sizes) total *= s;
+  {  // dense identity view: only a reshape (or nothing)
+    bool dense = offset == 0 && total == n;
+    int64_t expect = 1;
+    for (int i = sizes.size() - 1; dense && i >= 0; --i) {
+      if (sizes[i] == 1) continue;
+      dense = strides[i] == expect;
+      expect *= sizes[i];
+    }
+    if (dense) return out == base.dims ? base : b.reshape(base, out);
+  }
+  if (total == 0) return b.constant(0, base.dtype, out);
+  struct Axis { int64_t size, stride; int orig; };
+  std::vector<Axis> ax;
+  for (int i = 0; i < sizes.size(); ++i)
+    if (sizes[i] > 1 && strides[i] != 0) ax.push_back({sizes[i], strides[i], i});
+  std::stable_sort(ax.begin(), ax.end(), [](const Axis& x, const Axis& y) { return x.stride > y.stride; });
+  auto unsupported = [&] {
+    throw UnsupportedOperator("device view with sizes " + to_string(sizes) + ", strides " +
+                              to_string(strides) + " and offset " + std::to_string(offset) +
+                              " cannot be expressed without a gather; call .contiguous() on the cpu first");
+  };
+  for (size_t j = 0; j < ax.size(); ++j) {
+    if (ax[j].stride < 0) unsupported();
+    if (j + 1 < ax.size() && (ax[j].stride % ax[j + 1].stride != 0 ||
+                              ax[j + 1].size * ax[j + 1].stride > ax[j].stride))
+      unsupported();
+  }
+  stablehlo::Value flat = base.rank() == 1 ? base : b.reshape(base, {n});
+  stablehlo::Value v;
+  std::vector<int64_t> kept_axes;  // original positions of the axes of `v`, ascending
+  if (ax.empty()) {
+    v = b.reshape(b.slice(flat, {offset}, {offset + 1}), {});
+  } else {
+    const int64_t span = ax[0].size * ax[0].stride;
+    const int64_t avail = std::min(span, n - offset);
+    v = b.slice(flat, {offset}, {offset + avail});
+    if (avail < span) v = b.pad(v, b.constant(0, base.dtype), {0}, {span - avail});
+    std::vector<int64_t> chain = {ax[0].size};
+    for (size_t j = 1; j < ax.size(); ++j) chain.push_back(ax[j - 1].stride / ax[j].stride);
+    chain.push_back(ax.back().stride);
+    v = b.reshape(v, chain);
+    std::vector<int64_t> lim, start(chain.size(), 0);
+    for (size_t j = 0; j < ax.size(); ++j) lim.push_back(ax[j].size);
+    lim.push_back(1);
+    if (lim != chain) v = b.slice(v, start, lim);
+    std::vector<int64_t> kept;
+    for (const Axis& a : ax) kept.push_back(a.size);
+    v = b.reshape(v, kept);
+    // Back to the view's axis order.
+    std::vector<int64_t> perm(ax.size());
+    for (size_t r = 0; r < perm.size(); ++r) perm[r] = static_cast<int64_t>(r);
+    std::sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) { return ax[x].orig < ax[y].orig; });
+    bool identity = true;
+    for (size_t r = 0; r < perm.size(); ++r) identity &= perm[r] == static_cast<int64_t>(r);
+    if (!identity) v = b.transpose(v, perm);
+    for (int64_t p : perm) kept_axes.push_back(ax[static_cast<size_t>(p)].orig);
+  }
+  if (v.dims == out) return v;
+  return b.broadcast_in_dim(v, out, kept_axes);
+}
+
+}  // namespace device
+
+// ---- observation points -------------------------------------------------------------------
+
+/// Runs every deferred statement on every PJRT device now (fused mode's explicit flush).
+/// Statements whose results are no longer referenced are dropped without running.
+/// **Errors:** DeviceError from compilation or execution.
+inline void sync() {
+  for (auto& g : device::all_graphs()) g->flush();
+}
+
+// ---- accelerator queries -----------------------------------------------------------------
+
+namespace accelerator {
+
+/// What an accelerator is. `emulated` is true for torchtpu's TPU emulator (never a real TPU).
+struct Info {
+  Device device{};               ///< kind and index 0; cpu when no accelerator is available
+  std::string platform_name;     ///< PJRT platform name ("tpu", "cuda"); "cpu" for the cpu
+  std::string platform_version;  ///< plugin version string
+  std::string device_kind;       ///< PJRT device kind ("TPU v5 lite", "TPU emulator", ...)
+  std::string plugin_path;       ///< shared object loaded ("" for the cpu)
+  bool emulated = false;
+  int device_count = 0;
+  /// One line, e.g. `tpu: TPU emulator (platform tpu, torchtpu-emulator 0.1; EMULATED, not a
+  /// real TPU), 1 device(s), plugin /path/libtorchtpu_tpu_emulator.so`.
+  std::string str() const {
+    if (device.is_cpu()) return "cpu (no PJRT accelerator available)";
+    std::string s = std::string(device_kind_name(device.kind())) + ": " + device_kind + " (platform " +
+                    platform_name + ", " + platform_version;
+    if (emulated) s += "; EMULATED, not a real TPU";
+    return s + "), " + std::to_string(device_count) + " device(s), plugin " + plugin_path;
+  }
+};
+
+/// Information about the accelerator of `kind`. **Errors:** DeviceUnavailable (listing the
+/// places searched) when its plugin is missing.
+inline Info info(DeviceKind kind) {
+  Info i;
+  if (kind == DeviceKind::CPU) {
+    i.platform_name = "cpu";
+    i.device_count = 1;
+    return i;
+  }
+  auto c = device::client_for(kind);
+  i.device = Device(kind, 0);
+  i.platform_name = c->platform_name();
+  i.platform_version = c->platform_version();
+  i.device_kind = c->device_kind();
+  i.plugin_path = c->plugin().path();
+  i.emulated = c->emulated();
+  i.device_count = static_cast<int>(c->addressable_devices().size());
+  return i;
+}
+
+/// True if a PJRT plugin for `kind` loads and has at least one device (always true for cpu).
+/// The TPU emulator counts only when requested (TORCHTPU_TPU_EMULATOR=1 or
+/// TORCHTPU_TPU_EMULATOR_PATH), and then `info(...).emulated` says so.
+inline bool is_available(DeviceKind kind) {
+  if (kind == DeviceKind::CPU) return true;
+  try {
+    return !device::client_for(kind)->addressable_devices().empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+inline bool is_available(std::string_view kind) { return is_available(Device(kind).kind()); }
+
+/// Number of addressable devices of `kind` (0 when unavailable; 1 for the cpu).
+inline int device_count(DeviceKind kind) {
+  if (kind == DeviceKind::CPU) return 1;
+  try {
+    return static_cast<int>(device::client_for(kind)->addressable_devices().size());
+  } catch (const Error&) {
+    return 0;
+  }
+}
+inline int device_count(std::string_view kind) { return device_count(Device(kind).kind()); }
+
+/// The active accelerator: tpu if available, else cuda, else the cpu (`device.is_cpu()`).
+inline Info current() {
+  for (DeviceKind k : {DeviceKind::TPU, DeviceKind::CUDA})
+    if (is_available(k)) return info(k);
+  return info(DeviceKind::CPU);
+}
+
+}  // namespace accelerator
+}  // namespace torchtpu

@@ -1,0 +1,33 @@
+// tests/device/cache_helper.cpp — compiles one fixed program through the compilation cache and
+// prints the counters, so tests can check the disk cache across processes
+// (TORCHTPU_CACHE_DIR must be set by the caller).
+#include <cstdio>  // std::printf
+
+#include <torchtpu/device/pjrt/cache.hpp>  // CompilationCache
+#include <torchtpu/device/stablehlo.hpp>   // stablehlo::Builder
+
+int main() {
+  using namespace torchtpu;
+  try {
+    stablehlo::Builder b;
+    auto x = b.parameter(ScalarType::Float, {4});
+    b.set_results({b.tanh(b.add(x, x))});
+    auto client = pjrt::Client::get("tpu");
+    auto exe = pjrt::CompilationCache::global().get_or_compile(client, b.str());
+    const float in[4] = {0, 0.25f, 0.5f, 1};
+    const int64_t dims[1] = {4};
+    auto buf = client->buffer_from_host(in, ScalarType::Float, dims);
+    auto out = exe->execute({&buf});
+    float res[4];
+    out[0].to_host(res, sizeof(res));
+    const auto s = pjrt::CompilationCache::global().stats();
+    std::printf("memory_hits=%llu disk_hits=%llu misses=%llu compiles=%llu disk_writes=%llu result=%.6f\n",
+                static_cast<unsigned long long>(s.memory_hits), static_cast<unsigned long long>(s.disk_hits),
+                static_cast<unsigned long long>(s.misses), static_cast<unsigned long long>(s.compiles),
+                static_cast<unsigned long long>(s.disk_writes), static_cast<double>(res[3]));
+    return 0;
+  } catch (const std::exception& e) {
+    std::printf("error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,173 @@
+// tests/device/test_plugin_errors.cpp — clear errors: malformed StableHLO, ops the emulator
+// lacks, bad arguments, plugins with an unsupported API version, and missing plugins.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>   // setenv, unsetenv, std::getenv
+#include <optional>  // std::optional
+#include <string>    // std::string
+#include <vector>    // std::vector
+
+#include "emulator_fixture.hpp"  // ttest::tpu
+
+using namespace ttest;
+using torchtpu::DeviceError;
+using torchtpu::DeviceUnavailable;
+
+namespace {
+/// Sets (or unsets, for nullptr) environment variables for one scope, then restores them.
+class EnvGuard {
+ public:
+  void set(const char* name, const char* value) {
+    const char* old = std::getenv(name);
+    saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvGuard() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
+      else unsetenv(it->first.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+/// Compiles `text` and returns the DeviceError it raises.
+DeviceError compile_error(const std::string& text) {
+  try {
+    tpu()->compile(text);
+  } catch (const DeviceError& e) {
+    return e;
+  }
+  FAIL("compilation unexpectedly succeeded");
+  return DeviceError(0, "");
+}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("errors: malformed StableHLO is INVALID_ARGUMENT naming the line", "[pjrt][errors]") {
+  const auto undefined = compile_error(
+      "module {\n  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = stablehlo.add %x, %y : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n");
+  CHECK(undefined.code() == 3);
+  CHECK(contains(undefined.what(), "line 3"));
+  CHECK(contains(undefined.what(), "%y"));
+  const auto unterminated = compile_error("module {\n  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n");
+  CHECK(unterminated.code() == 3);
+  const auto wrong_return = compile_error(
+      "func.func public @main(%x: tensor<2xf32>) -> tensor<3xf32> {\n  return %x : tensor<2xf32>\n}\n");
+  CHECK(wrong_return.code() == 3);
+  CHECK(contains(wrong_return.what(), "tensor<3xf32>"));
+  CHECK(compile_error("").code() == 3);
+  CHECK(compile_error("this is not mlir").code() == 3);
+}
+
+TEST_CASE("errors: an op the emulator lacks is UNIMPLEMENTED naming the op and line", "[pjrt][errors]") {
+  const auto e = compile_error(
+      "module {\n  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "    %0 = stablehlo.sort %x : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n");
+  CHECK(e.code() == 12);
+  CHECK(contains(e.what(), "stablehlo.sort"));
+  CHECK(contains(e.what(), "line 3"));
+  const auto g = compile_error(
+      "func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %0 = \"stablehlo.custom_call\"(%x) {call_target_name = \"foo\"} : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n}\n");
+  CHECK(g.code() == 12);
+  CHECK(contains(g.what(), "stablehlo.custom_call"));
+  const auto t = compile_error("func.func public @main(%x: tensor<4xcomplex<f32>>) -> tensor<4xf32> {\n}\n");
+  CHECK(t.code() == 12);
+}
+
+TEST_CASE("errors: a shape mismatch found while running names the op", "[pjrt][errors]") {
+  // declared result type disagrees with the operands: detected when the op runs
+  auto c = tpu();
+  auto exe = c->compile(
+      "func.func public @main(%x: tensor<2x3xf32>) -> tensor<3x3xf32> {\n"
+      "  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x3xf32>\n"
+      "  return %0 : tensor<3x3xf32>\n}\n");
+  auto in = to_device(c, {ScalarType::Float, {2, 3}, {1, 2, 3, 4, 5, 6}});
+  try {
+    exe->execute({&in});
+    FAIL("expected an error");
+  } catch (const DeviceError& e) {
+    CHECK(e.code() == 3);
+    CHECK(contains(e.what(), "stablehlo.transpose"));
+    CHECK(contains(e.what(), "line 2"));
+  }
+  // wrong argument type / count
+  auto good = c->compile("func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n  return %x : tensor<3xf32>\n}\n");
+  CHECK_THROWS_AS(good->execute({&in}), DeviceError);
+  CHECK_THROWS_AS(good->execute(std::vector<const pjrt::Buffer*>{}), DeviceError);
+}
+
+TEST_CASE("errors: a plugin with another PJRT major version is rejected, naming both versions", "[pjrt][errors]") {
+  const char* v1 = std::getenv("TORCHTPU_TEST_FAKE_PLUGIN_V1");
+  const char* old = std::getenv("TORCHTPU_TEST_FAKE_PLUGIN_OLD");
+  REQUIRE(v1 != nullptr);
+  REQUIRE(old != nullptr);
+  try {
+    pjrt::Plugin::load(v1);
+    FAIL("expected a version error");
+  } catch (const DeviceError& e) {
+    CHECK(e.code() == 9);
+    CHECK(contains(e.what(), "1.0"));
+    CHECK(contains(e.what(), "0.104"));
+  }
+  try {
+    pjrt::Plugin::load(old);
+    FAIL("expected a version error");
+  } catch (const DeviceError& e) {
+    CHECK(contains(e.what(), "0.50"));
+    CHECK(contains(e.what(), ">= 57"));
+  }
+}
+
+TEST_CASE("errors: a missing plugin is DeviceUnavailable listing every place searched", "[pjrt][errors]") {
+  EnvGuard env;
+  env.set("TORCHTPU_TPU_EMULATOR", nullptr);
+  env.set("TORCHTPU_TPU_EMULATOR_PATH", nullptr);
+  env.set("TORCHTPU_PJRT_PLUGIN_TPU", "/nonexistent/torchtpu-test/libtpu.so");
+  env.set("TPU_LIBRARY_PATH", "/nonexistent/torchtpu-test/tpu-library-path.so");
+  env.set("TORCHTPU_PJRT_PLUGIN_CUDA", "/nonexistent/torchtpu-test/cuda.so");
+  env.set("HOME", "/nonexistent/torchtpu-test-home");
+  env.set("VIRTUAL_ENV", nullptr);
+  try {
+    pjrt::Client::get("cuda");
+    WARN("skipped: a CUDA PJRT plugin is installed on this machine");
+  } catch (const DeviceUnavailable& e) {
+    CHECK(contains(e.what(), "/nonexistent/torchtpu-test/cuda.so"));
+    CHECK(contains(e.what(), "jax_plugins/xla_cuda13/xla_cuda_plugin.so"));
+    CHECK(contains(e.what(), "jax_plugins/xla_cuda12/xla_cuda_plugin.so"));
+    CHECK(contains(e.what(), "/nonexistent/torchtpu-test-home/.local/lib"));
+  }
+  try {
+    pjrt::find_plugin("tpu");
+    WARN("skipped: libtpu is installed on this machine");
+  } catch (const DeviceUnavailable& e) {
+    CHECK(contains(e.what(), "TORCHTPU_PJRT_PLUGIN_TPU"));
+    CHECK(contains(e.what(), "/nonexistent/torchtpu-test/libtpu.so"));
+    CHECK(contains(e.what(), "/nonexistent/torchtpu-test/tpu-library-path.so"));
+    CHECK(contains(e.what(), "libtpu/libtpu.so"));
+    CHECK(contains(e.what(), "dynamic loader path"));
+    CHECK(contains(e.what(), "TORCHTPU_TPU_EMULATOR=1"));  // says how to get the emulator
+  }
+  CHECK_THROWS_AS(pjrt::find_plugin("gpu"), torchtpu::ValueError);
+}
+
+TEST_CASE("errors: the emulator is used only when asked for, and a bad emulator path is reported", "[pjrt][errors]") {
+  {
+    EnvGuard env;
+    env.set("TORCHTPU_TPU_EMULATOR_PATH", "/nonexistent/emulator.so");
+    try {
+      pjrt::find_plugin("tpu");
+      WARN("skipped: the emulator is installed on the loader path");
+    } catch (const DeviceUnavailable& e) {
+      CHECK(contains(e.what(), "/nonexistent/emulator.so"));
+    }
+  }
+  const auto loc = pjrt::find_plugin("tpu");  // the test environment asks for the emulator
+  CHECK(loc.emulated);
+}

@@ -52,6 +52,8 @@ struct Tensor {
 };
 using TensorPtr = std::shared_ptr<const Tensor>;
 
+struct NamedAttr;
+
 /// A parsed attribute value (generic or pretty syntax normalised to one tree).
 struct Attr {
   enum Kind { Int, Float, Bool, Word, Str, List, Dict, Dense, Enum, Conv } kind = Word;
@@ -59,14 +61,22 @@ struct Attr {
   double f = 0;
   std::string s;                                 // Word/Str text, Enum value, Dense hex text
   std::vector<Attr> items;                       // List, Dense (nested), Conv (3 label lists)
-  std::vector<std::pair<std::string, Attr>> dict;  // Dict
+  std::vector<NamedAttr> dict;                   // Dict
   TensorType type;                               // Dense: its tensor type
-  const Attr* get(const std::string& key) const {
-    for (const auto& kv : dict)
-      if (kv.first == key) return &kv.second;
-    return nullptr;
-  }
+  const Attr* get(const std::string& key) const;
 };
+
+/// One `key = value` entry of a dictionary attribute.
+struct NamedAttr {
+  std::string first;
+  Attr second;
+};
+
+inline const Attr* Attr::get(const std::string& key) const {
+  for (const auto& kv : dict)
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
 
 /// One operation of @main.
 struct Op {

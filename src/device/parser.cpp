@@ -355,7 +355,7 @@ class Parser {
         v.kind = Attr::Bool;
         v.i = 1;
         if (accept("=")) v = parse_attr();
-        a.dict.emplace_back(key, v);
+        a.dict.push_back(NamedAttr{key, v});
         if (!accept(",")) break;
       }
       expect(">");
@@ -420,7 +420,7 @@ class Parser {
       v.kind = Attr::Bool;
       v.i = 1;
       if (accept("=")) v = parse_attr();
-      a.dict.emplace_back(key, v);
+      a.dict.push_back(NamedAttr{key, v});
       if (!accept(",")) break;
     }
     expect("}");

@@ -8,6 +8,7 @@
 #include <vector>   // std::vector
 
 #include <torchtpu/io/csv.hpp>  // read_csv, parse_csv, CsvTable
+#include <torchtpu/io/npy.hpp>  // read_npy (the preprocessed copy of the digits)
 
 #ifndef TORCHTPU_IO_FIXTURES
 #error "TORCHTPU_IO_FIXTURES must name the tests/io/fixtures directory"
@@ -115,4 +116,22 @@ TEST_CASE("read_csv: data/digits_test.csv", "[io][csv]") {
   const std::vector<int64_t> counts(per_label, per_label + 10);
   CHECK(counts == std::vector<int64_t>{36, 36, 35, 37, 36, 37, 36, 36, 35, 36});
   CHECK(t.at(0, 64) == 7.0);  // the first test image is a 7
+}
+
+TEST_CASE("digits: CSV pixels / 16 as float32 equal data/digits_test_x.npy exactly", "[io][csv][npy]") {
+  // The preprocessing data/README.md documents, applied on the C++ side.
+  const auto t = torchtpu::read_csv(std::string(TORCHTPU_DATA_DIR) + "/digits_test.csv");
+  const auto x = torchtpu::read_npy(std::string(TORCHTPU_DATA_DIR) + "/digits_test_x.npy");
+  const auto y = torchtpu::read_npy(std::string(TORCHTPU_DATA_DIR) + "/digits_test_y.npy");
+  REQUIRE(x.shape == std::vector<int64_t>{360, 64});
+  REQUIRE(y.shape == std::vector<int64_t>{360});
+  const auto xv = x.values<float>();
+  const auto yv = y.values<int64_t>();
+  int64_t mismatches = 0;
+  for (int64_t r = 0; r < t.rows; ++r) {
+    for (int64_t c = 0; c < 64; ++c)
+      if (static_cast<float>(t.at(r, c) / 16.0) != xv[static_cast<size_t>(r * 64 + c)]) ++mismatches;
+    if (static_cast<int64_t>(t.at(r, 64)) != yv[static_cast<size_t>(r)]) ++mismatches;
+  }
+  CHECK(mismatches == 0);
 }

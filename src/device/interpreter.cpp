@@ -3,7 +3,9 @@
 #include <algorithm>  // std::fill, std::min
 #include <cmath>      // std::exp, std::tanh, ...
 #include <cstring>    // std::memcpy
+#include <cstdlib>    // std::getenv, std::atoi
 #include <functional> // std::function
+#include <thread>     // std::thread
 #include <limits>     // std::numeric_limits
 #include <string>     // std::string
 #include <unordered_map>  // std::unordered_map
@@ -147,30 +149,35 @@ Tensor make(const TensorType& t) {
 }
 
 // ---------------------------------------------------------------------------- elementwise
-double apply_unary(const std::string& n, double x, ET t, const Op& op) {
-  if (n == "negate") return -x;
-  if (n == "abs") return std::fabs(x);
-  if (n == "sign") return std::isnan(x) ? x : (x > 0) - (x < 0);
-  if (n == "not") return t == ET::PRED ? (x == 0) : static_cast<double>(~to_i64(x));
-  if (n == "exponential") return std::exp(x);
-  if (n == "exponential_minus_one") return std::expm1(x);
-  if (n == "log") return std::log(x);
-  if (n == "log_plus_one") return std::log1p(x);
-  if (n == "sqrt") return std::sqrt(x);
-  if (n == "rsqrt") return 1.0 / std::sqrt(x);
-  if (n == "cbrt") return std::cbrt(x);
-  if (n == "tanh") return std::tanh(x);
-  if (n == "logistic") return 1.0 / (1.0 + std::exp(-x));
-  if (n == "sine") return std::sin(x);
-  if (n == "cosine") return std::cos(x);
-  if (n == "tan") return std::tan(x);
-  if (n == "floor") return std::floor(x);
-  if (n == "ceil") return std::ceil(x);
-  if (n == "round_nearest_even") return std::nearbyint(x);
-  if (n == "round_nearest_afz") return std::round(x);
-  if (n == "erf") return std::erf(x);
-  if (n == "is_finite") return std::isfinite(x);
-  op_fail(op, "unsupported unary op", kUnimplemented);
+using UnaryFn = double (*)(double);
+
+/// The host function of a float unary op, or null for ops handled separately.
+UnaryFn unary_fn(const std::string& n) {
+  static const std::unordered_map<std::string, UnaryFn> kFns = {
+      {"negate", [](double x) { return -x; }},
+      {"abs", [](double x) { return std::fabs(x); }},
+      {"sign", [](double x) { return std::isnan(x) ? x : static_cast<double>((x > 0) - (x < 0)); }},
+      {"exponential", [](double x) { return std::exp(x); }},
+      {"exponential_minus_one", [](double x) { return std::expm1(x); }},
+      {"log", [](double x) { return std::log(x); }},
+      {"log_plus_one", [](double x) { return std::log1p(x); }},
+      {"sqrt", [](double x) { return std::sqrt(x); }},
+      {"rsqrt", [](double x) { return 1.0 / std::sqrt(x); }},
+      {"cbrt", [](double x) { return std::cbrt(x); }},
+      {"tanh", [](double x) { return std::tanh(x); }},
+      {"logistic", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+      {"sine", [](double x) { return std::sin(x); }},
+      {"cosine", [](double x) { return std::cos(x); }},
+      {"tan", [](double x) { return std::tan(x); }},
+      {"floor", [](double x) { return std::floor(x); }},
+      {"ceil", [](double x) { return std::ceil(x); }},
+      {"round_nearest_even", [](double x) { return std::nearbyint(x); }},
+      {"round_nearest_afz", [](double x) { return std::round(x); }},
+      {"erf", [](double x) { return std::erf(x); }},
+      {"is_finite", [](double x) { return std::isfinite(x) ? 1.0 : 0.0; }},
+  };
+  auto it = kFns.find(n);
+  return it == kFns.end() ? nullptr : it->second;
 }
 
 bool float_only_unary(const std::string& n) {
@@ -184,10 +191,15 @@ Tensor run_unary(const Op& op, const Tensor& x) {
   if (n == "not" && et_is_float(x.type.et)) op_fail(op, "needs a bool or integer operand");
   const ET out_et = n == "is_finite" ? ET::PRED : x.type.et;
   Tensor r = make({out_et, x.type.dims});
-  // Fast paths for the hottest ops.
   const size_t N = r.data.size();
-  if (n == "negate") { for (size_t i = 0; i < N; ++i) r.data[i] = et_round(out_et, -x.data[i]); return r; }
-  for (size_t i = 0; i < N; ++i) r.data[i] = et_round(out_et, apply_unary(n, x.data[i], x.type.et, op));
+  if (n == "not") {
+    for (size_t i = 0; i < N; ++i)
+      r.data[i] = out_et == ET::PRED ? (x.data[i] == 0) : wrap_int(out_et, ~to_i64(x.data[i]));
+    return r;
+  }
+  const UnaryFn f = unary_fn(n);
+  if (f == nullptr) op_fail(op, "unsupported unary op", kUnimplemented);
+  for (size_t i = 0; i < N; ++i) r.data[i] = et_round(out_et, f(x.data[i]));
   return r;
 }
 
@@ -215,26 +227,43 @@ Tensor run_binary(const Op& op, const Tensor& a, const Tensor& b) {
     return r;
   }
   const bool uns = et_is_unsigned(t);
+  static const char* const kIntOps[] = {"add", "subtract", "multiply", "divide", "remainder", "maximum",
+                                        "minimum", "and", "or", "xor", "power"};
+  int code = -1;
+  for (int c = 0; c < 11; ++c)
+    if (n == kIntOps[c]) code = c;
+  if (code < 0) op_fail(op, std::string("not defined for ") + et_name(t));
   for (size_t i = 0; i < N; ++i) {
     const int64_t p = to_i64(x[i]), q = to_i64(y[i]);
     const uint64_t up = static_cast<uint64_t>(p), uq = static_cast<uint64_t>(q);
     int64_t v = 0;
-    if (n == "add") v = static_cast<int64_t>(up + uq);
-    else if (n == "subtract") v = static_cast<int64_t>(up - uq);
-    else if (n == "multiply") v = static_cast<int64_t>(up * uq);
-    else if (n == "divide" || n == "remainder") {
-      if (q == 0) v = n == "divide" ? (uns ? -1 : -1) : p;  // XLA: x/0 = -1 (all ones), x%0 = x
-      else if (!uns && p == std::numeric_limits<int64_t>::min() && q == -1) v = n == "divide" ? p : 0;
-      else v = n == "divide" ? p / q : p % q;
-    } else if (n == "maximum") v = std::max(p, q);
-    else if (n == "minimum") v = std::min(p, q);
-    else if (n == "and") v = p & q;
-    else if (n == "or") v = p | q;
-    else if (n == "xor") v = p ^ q;
-    else if (n == "power") {
-      if (q < 0) v = p == 1 ? 1 : p == -1 ? (q % 2 ? -1 : 1) : 0;
-      else { v = 1; uint64_t base = up; for (int64_t e = q; e > 0; e >>= 1) { if (e & 1) v = static_cast<int64_t>(static_cast<uint64_t>(v) * base); base *= base; } }
-    } else op_fail(op, std::string("not defined for ") + et_name(t));
+    switch (code) {
+      case 0: v = static_cast<int64_t>(up + uq); break;
+      case 1: v = static_cast<int64_t>(up - uq); break;
+      case 2: v = static_cast<int64_t>(up * uq); break;
+      case 3:
+      case 4:
+        if (q == 0) v = code == 3 ? -1 : p;  // XLA: x / 0 is all ones, x % 0 is x
+        else if (!uns && p == std::numeric_limits<int64_t>::min() && q == -1) v = code == 3 ? p : 0;
+        else v = code == 3 ? p / q : p % q;
+        break;
+      case 5: v = std::max(p, q); break;
+      case 6: v = std::min(p, q); break;
+      case 7: v = p & q; break;
+      case 8: v = p | q; break;
+      case 9: v = p ^ q; break;
+      default:
+        if (q < 0) {
+          v = p == 1 ? 1 : p == -1 ? (q % 2 ? -1 : 1) : 0;
+        } else {
+          uint64_t acc = 1, base = up;
+          for (int64_t e = q; e > 0; e >>= 1) {
+            if (e & 1) acc *= base;
+            base *= base;
+          }
+          v = static_cast<int64_t>(acc);
+        }
+    }
     z[i] = wrap_int(t, v);
   }
   return r;
@@ -484,28 +513,73 @@ Tensor run_constant(const Op& op, const TensorType& out) {
 }
 
 // ---------------------------------------------------------------------------- matmul
-/// C[m][n] (+)= sum_k A[m][k] * B[k][n], f32 accumulation in k order. Row-major, blocked.
-void matmul_f32(const float* A, const float* B, float* C, int64_t M, int64_t K, int64_t N) {
-  std::fill(C, C + M * N, 0.0f);
-  constexpr int64_t kBM = 64, kBK = 256, kBN = 512;
-  for (int64_t k0 = 0; k0 < K; k0 += kBK) {
-    const int64_t k1 = std::min(K, k0 + kBK);
-    for (int64_t n0 = 0; n0 < N; n0 += kBN) {
-      const int64_t n1 = std::min(N, n0 + kBN);
-      for (int64_t m0 = 0; m0 < M; m0 += kBM) {
-        const int64_t m1 = std::min(M, m0 + kBM);
-        for (int64_t i = m0; i < m1; ++i) {
-          float* __restrict c = C + i * N;
-          for (int64_t k = k0; k < k1; ++k) {
-            const float a = A[i * K + k];
-            if (a == 0.0f) continue;
-            const float* __restrict b = B + k * N;
-            for (int64_t j = n0; j < n1; ++j) c[j] += a * b[j];
+/// Rows [m0, m1) of C = A·B (row-major, f32 accumulation, each element summed in ascending k).
+void matmul_rows(const float* A, const float* B, float* C, int64_t m0, int64_t m1, int64_t K, int64_t N) {
+  constexpr int64_t kBN = 256, kBK = 128;
+  std::fill(C + m0 * N, C + m1 * N, 0.0f);
+  for (int64_t n0 = 0; n0 < N; n0 += kBN) {
+    const int64_t n1 = std::min(N, n0 + kBN), w = n1 - n0;
+    for (int64_t k0 = 0; k0 < K; k0 += kBK) {
+      const int64_t k1 = std::min(K, k0 + kBK);
+      int64_t i = m0;
+      for (; i + 4 <= m1; i += 4) {
+        float* __restrict c0 = C + i * N + n0;
+        float* __restrict c1 = c0 + N;
+        float* __restrict c2 = c1 + N;
+        float* __restrict c3 = c2 + N;
+        for (int64_t k = k0; k < k1; ++k) {
+          const float a0 = A[i * K + k], a1 = A[(i + 1) * K + k], a2 = A[(i + 2) * K + k], a3 = A[(i + 3) * K + k];
+          const float* __restrict b = B + k * N + n0;
+          for (int64_t j = 0; j < w; ++j) {
+            const float bj = b[j];
+            c0[j] += a0 * bj;
+            c1[j] += a1 * bj;
+            c2[j] += a2 * bj;
+            c3[j] += a3 * bj;
           }
+        }
+      }
+      for (; i < m1; ++i) {
+        float* __restrict c = C + i * N + n0;
+        for (int64_t k = k0; k < k1; ++k) {
+          const float a = A[i * K + k];
+          const float* __restrict b = B + k * N + n0;
+          for (int64_t j = 0; j < w; ++j) c[j] += a * b[j];
         }
       }
     }
   }
+}
+
+/// Worker threads for large contractions: TORCHTPU_EMULATOR_THREADS, else the hardware count
+/// (at most 16). Results do not depend on the thread count.
+int num_threads() {
+  static const int n = [] {
+    if (const char* v = std::getenv("TORCHTPU_EMULATOR_THREADS")) {
+      const int t = std::atoi(v);
+      if (t >= 1) return std::min(t, 64);
+    }
+    const unsigned h = std::thread::hardware_concurrency();
+    return static_cast<int>(std::clamp(h, 1u, 16u));
+  }();
+  return n;
+}
+
+/// C[M][N] = A[M][K] · B[K][N] in f32, split over threads by rows when the product is large.
+void matmul_f32(const float* A, const float* B, float* C, int64_t M, int64_t K, int64_t N) {
+  const int threads = num_threads();
+  const double work = static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
+  if (threads <= 1 || work < (1 << 21) || M < 8) {
+    matmul_rows(A, B, C, 0, M, K, N);
+    return;
+  }
+  const int64_t parts = std::min<int64_t>(threads, (M + 3) / 4);
+  const int64_t rows = ((M + parts - 1) / parts + 3) / 4 * 4;
+  std::vector<std::thread> pool;
+  for (int64_t m0 = rows; m0 < M; m0 += rows)
+    pool.emplace_back(matmul_rows, A, B, C, m0, std::min(M, m0 + rows), K, N);
+  matmul_rows(A, B, C, 0, std::min(M, rows), K, N);
+  for (auto& t : pool) t.join();
 }
 
 /// Precision of operand `i` from precision_config (DEFAULT when absent).
@@ -601,7 +675,12 @@ Tensor run_dot_general(const Op& op, const Tensor& lhs, const Tensor& rhs, const
   lp.insert(lp.end(), lc.begin(), lc.end());
   rp.insert(rp.end(), rc.begin(), rc.end());
   rp.insert(rp.end(), rf.begin(), rf.end());
-  const Tensor A = transpose_raw(lhs, lp), Bm = transpose_raw(rhs, rp);
+  Tensor a_moved, b_moved;
+  const bool la = std::is_sorted(lp.begin(), lp.end()), rb_id = std::is_sorted(rp.begin(), rp.end());
+  if (!la) a_moved = transpose_raw(lhs, lp);
+  if (!rb_id) b_moved = transpose_raw(rhs, rp);
+  const Tensor& A = la ? lhs : a_moved;
+  const Tensor& Bm = rb_id ? rhs : b_moved;
   Tensor r = make(out);
   matmul_any(A, Bm, lhs.type.et, precision_of(op, 0), precision_of(op, 1), B, M, K, N, r.data);
   for (double& v : r.data) v = et_round(out.et, v);
@@ -746,7 +825,16 @@ Tensor run_convolution(const Op& op, const Tensor& lhs, const Tensor& rhs, const
   std::vector<int64_t> ip = {ib, ifd}, kp = {ko, ki};
   ip.insert(ip.end(), is.begin(), is.end());
   kp.insert(kp.end(), ks.begin(), ks.end());
-  const Tensor X = transpose_raw(lhs, ip), W = transpose_raw(rhs, kp);
+  auto is_identity = [](const std::vector<int64_t>& p) {
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  };
+  Tensor x_moved, w_moved;  // only filled when the layout is not already NCHW / OIHW
+  if (!is_identity(ip)) x_moved = transpose_raw(lhs, ip);
+  if (!is_identity(kp)) w_moved = transpose_raw(rhs, kp);
+  const Tensor& X = is_identity(ip) ? lhs : x_moved;
+  const Tensor& W = is_identity(kp) ? rhs : w_moved;
   const int64_t Nb = X.type.dims[0], C = X.type.dims[1], O = W.type.dims[0], CI = W.type.dims[1];
   if (G < 1 || C != CI * G || O % G != 0) op_fail(op, "feature counts do not fit feature_group_count");
   std::vector<int64_t> in(ns), kd(ns), od(ns);
@@ -766,69 +854,91 @@ Tensor run_convolution(const Op& op, const Tensor& lhs, const Tensor& rhs, const
   want[static_cast<size_t>(of)] = O;
   for (size_t d = 0; d < ns; ++d) want[static_cast<size_t>(os[d])] = od[d];
   if (want != out.dims) op_fail(op, "result type " + out.str() + " does not match the convolution");
-  // idx[d][o * kd + k] = input coordinate or -1 (padding / dilation hole)
-  std::vector<std::vector<int64_t>> idx(ns);
-  for (size_t d = 0; d < ns; ++d) {
-    idx[d].assign(static_cast<size_t>(od[d] * kd[d]), -1);
-    const int64_t span = in[d] > 0 ? (in[d] - 1) * ld[d] + 1 : 0;
-    for (int64_t o = 0; o < od[d]; ++o)
-      for (int64_t k = 0; k < kd[d]; ++k) {
-        const int64_t p = o * strides[d] + k * rd[d] - pad[2 * d];
-        if (p >= 0 && p < span && p % ld[d] == 0) idx[d][static_cast<size_t>(o * kd[d] + k)] = p / ld[d];
+  // off[opos * Kp + kpos] = flat input offset inside one (n, c) plane, or -1 (padding / hole)
+  const std::vector<int64_t> ins = strides_of(in);
+  std::vector<int64_t> off(static_cast<size_t>(Op_ * Kp), -1);
+  {
+    std::vector<int64_t> oi(ns, 0), ki(ns, 0);
+    for (int64_t opos = 0; opos < Op_; ++opos) {
+      std::fill(ki.begin(), ki.end(), 0);
+      for (int64_t kpos = 0; kpos < Kp; ++kpos) {
+        int64_t o = 0;
+        for (size_t d = 0; d < ns && o >= 0; ++d) {
+          const int64_t p = oi[d] * strides[d] + ki[d] * rd[d] - pad[2 * d];
+          const int64_t span = in[d] > 0 ? (in[d] - 1) * ld[d] + 1 : 0;
+          if (p < 0 || p >= span || p % ld[d] != 0) o = -1;
+          else o += (p / ld[d]) * ins[d];
+        }
+        off[static_cast<size_t>(opos * Kp + kpos)] = o;
+        for (size_t d = ns; d-- > 0;) { if (++ki[d] < kd[d]) break; ki[d] = 0; }
       }
+      for (size_t d = ns; d-- > 0;) { if (++oi[d] < od[d]) break; oi[d] = 0; }
+    }
   }
   const ET et = lhs.type.et;
   const bool use_f32 = et_is_float(et) && et != ET::F64;
   const std::string pa = precision_of(op, 0), pb = precision_of(op, 1);
-  const auto Xf = use_f32 ? mxu_operand(X.data, et, pa) : std::vector<float>();
-  const auto Wf = use_f32 ? mxu_operand(W.data, et, pb) : std::vector<float>();
   const int64_t Cg = CI, Og = O / G, Kc = Cg * Kp, Ncol = Nb * Op_;
-  std::vector<int64_t> ins = strides_of(in);
-  std::vector<float> col(use_f32 ? static_cast<size_t>(Kc * Ncol) : 0), res(use_f32 ? static_cast<size_t>(Og * Ncol) : 0);
-  std::vector<double> cold(use_f32 ? 0 : static_cast<size_t>(Kc * Ncol));
   std::vector<double> result(static_cast<size_t>(Nb * O * Op_), 0.0);  // [N, O, S_out]
-  std::vector<int64_t> ki_(ns), oi(ns);
-  for (int64_t g = 0; g < G; ++g) {
-    // im2col: rows (c, kernel position), columns (n, output position)
-    for (int64_t c = 0; c < Cg; ++c) {
-      std::fill(ki_.begin(), ki_.end(), 0);
-      for (int64_t kpos = 0; kpos < Kp; ++kpos) {
-        const int64_t row = c * Kp + kpos;
-        std::fill(oi.begin(), oi.end(), 0);
-        for (int64_t opos = 0; opos < Op_; ++opos) {
-          int64_t off = 0;
-          bool ok = true;
-          for (size_t d = 0; d < ns; ++d) {
-            const int64_t p = idx[d][static_cast<size_t>(oi[d] * kd[d] + ki_[d])];
-            if (p < 0) { ok = false; break; }
-            off += p * ins[d];
+  if (!use_f32) {  // f64 and integers: direct accumulation in double
+    for (int64_t n = 0; n < Nb; ++n)
+      for (int64_t o = 0; o < O; ++o) {
+        const int64_t g = o / Og;
+        for (int64_t p = 0; p < Op_; ++p) {
+          double acc = 0;
+          for (int64_t c = 0; c < Cg; ++c) {
+            const double* xp = X.data.data() + (n * C + g * Cg + c) * Sin;
+            const double* wp = W.data.data() + (o * Cg + c) * Kp;
+            for (int64_t k = 0; k < Kp; ++k) {
+              const int64_t q = off[static_cast<size_t>(p * Kp + k)];
+              if (q >= 0) acc += wp[k] * xp[q];
+            }
           }
-          for (int64_t n = 0; n < Nb; ++n) {
-            const size_t src = static_cast<size_t>((n * C + g * Cg + c) * Sin + off);
-            const size_t dst = static_cast<size_t>(row * Ncol + n * Op_ + opos);
-            if (use_f32) col[dst] = ok ? Xf[src] : 0.0f;
-            else cold[dst] = ok ? X.data[src] : 0.0;
-          }
-          for (size_t d = ns; d-- > 0;) { if (++oi[d] < od[d]) break; oi[d] = 0; }
+          result[static_cast<size_t>((n * O + o) * Op_ + p)] = acc;
         }
-        for (size_t d = ns; d-- > 0;) { if (++ki_[d] < kd[d]) break; ki_[d] = 0; }
       }
-    }
-    // weights of this group: rows o in [g*Og, (g+1)*Og), columns (c, kpos) — contiguous in W
-    if (use_f32) {
-      matmul_f32(Wf.data() + g * Og * Kc, col.data(), res.data(), Og, Kc, Ncol);
-      for (int64_t o = 0; o < Og; ++o)
+  } else {
+    const auto Xf = mxu_operand(X.data, et, pa);
+    // Orientation: the longer of (output features, output positions) is the inner loop.
+    const bool positions_major = Og >= std::min<int64_t>(Ncol, 64);
+    const auto Wf = positions_major ? std::vector<float>() : mxu_operand(W.data, et, pb);
+    const bool w_bf16 = pb == "DEFAULT" && (et == ET::F32 || et == ET::F16);
+    std::vector<float> patches(static_cast<size_t>(Kc * Ncol)), res(static_cast<size_t>(Og * Ncol)), wt;
+    if (positions_major) wt.resize(static_cast<size_t>(Kc * Og));
+    for (int64_t g = 0; g < G; ++g) {
+      // patches: positions-major [Ncol][Kc], else [Kc][Ncol]
+      for (int64_t n = 0; n < Nb; ++n)
+        for (int64_t c = 0; c < Cg; ++c) {
+          const float* xp = Xf.data() + (n * C + g * Cg + c) * Sin;
+          for (int64_t p = 0; p < Op_; ++p) {
+            const int64_t* op_off = off.data() + p * Kp;
+            const int64_t col = n * Op_ + p;
+            for (int64_t k = 0; k < Kp; ++k) {
+              const float v = op_off[k] >= 0 ? xp[op_off[k]] : 0.0f;
+              const int64_t row = c * Kp + k;
+              patches[static_cast<size_t>(positions_major ? col * Kc + row : row * Ncol + col)] = v;
+            }
+          }
+        }
+      if (positions_major) {
+        const double* wg = W.data.data() + g * Og * Kc;  // [Og][Kc] → wt [Kc][Og]
+        for (int64_t o = 0; o < Og; ++o)
+          for (int64_t k = 0; k < Kc; ++k) {
+            const float f = static_cast<float>(wg[o * Kc + k]);
+            wt[static_cast<size_t>(k * Og + o)] = w_bf16 ? static_cast<float>(bfloat16(f)) : f;
+          }
+        matmul_f32(patches.data(), wt.data(), res.data(), Ncol, Kc, Og);  // [Ncol][Og]
         for (int64_t n = 0; n < Nb; ++n)
-          for (int64_t p = 0; p < Op_; ++p)
-            result[static_cast<size_t>((n * O + g * Og + o) * Op_ + p)] = res[static_cast<size_t>(o * Ncol + n * Op_ + p)];
-    } else {
-      for (int64_t o = 0; o < Og; ++o)
-        for (int64_t k = 0; k < Kc; ++k) {
-          const double w = W.data[static_cast<size_t>((g * Og + o) * Kc + k)];
+          for (int64_t o = 0; o < Og; ++o)
+            for (int64_t p = 0; p < Op_; ++p)
+              result[static_cast<size_t>((n * O + g * Og + o) * Op_ + p)] = res[static_cast<size_t>((n * Op_ + p) * Og + o)];
+      } else {
+        matmul_f32(Wf.data() + g * Og * Kc, patches.data(), res.data(), Og, Kc, Ncol);  // [Og][Ncol]
+        for (int64_t o = 0; o < Og; ++o)
           for (int64_t n = 0; n < Nb; ++n)
             for (int64_t p = 0; p < Op_; ++p)
-              result[static_cast<size_t>((n * O + g * Og + o) * Op_ + p)] += w * cold[static_cast<size_t>(k * Ncol + n * Op_ + p)];
-        }
+              result[static_cast<size_t>((n * O + g * Og + o) * Op_ + p)] = res[static_cast<size_t>(o * Ncol + n * Op_ + p)];
+      }
     }
   }
   // [N, O, S...] → output layout

@@ -748,6 +748,8 @@ Tensor run_reduce_window(const Op& op, const Tensor& x, const Tensor& init, cons
   if (pad.empty()) pad.assign(2 * r, 0);
   for (int64_t b : bd) if (b != 1) op_fail(op, "base_dilations other than 1 are not supported", kUnimplemented);
   if (win.size() != r || st.size() != r || wd.size() != r || pad.size() != 2 * r) op_fail(op, "window attributes do not match the operand rank");
+  for (size_t i = 0; i < r; ++i)
+    if (win[i] < 1 || st[i] < 1 || wd[i] < 1) op_fail(op, "window sizes, strides and dilations must be >= 1");
   std::vector<int64_t> dims(r);
   for (size_t i = 0; i < r; ++i) {
     const int64_t padded = x.type.dims[i] + pad[2 * i] + pad[2 * i + 1];
@@ -816,6 +818,8 @@ Tensor run_convolution(const Op& op, const Tensor& lhs, const Tensor& rhs, const
   if (rd.empty()) rd.assign(ns, 1);
   if (pad.empty()) pad.assign(2 * ns, 0);
   if (strides.size() != ns || ld.size() != ns || rd.size() != ns || pad.size() != 2 * ns) op_fail(op, "window attributes do not match the spatial rank");
+  for (size_t d = 0; d < ns; ++d)
+    if (strides[d] < 1 || ld[d] < 1 || rd[d] < 1) op_fail(op, "strides and dilations must be >= 1");
   if (int_attr(op, "batch_group_count", 1) != 1) op_fail(op, "batch_group_count other than 1 is not supported", kUnimplemented);
   if (auto rv = op.attrs.find("window_reversal"); rv != op.attrs.end())
     for (const auto& e : rv->second.items) if (e.i) op_fail(op, "window_reversal is not supported", kUnimplemented);

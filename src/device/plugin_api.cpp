@@ -6,6 +6,7 @@
 #include <memory>    // std::unique_ptr, std::shared_ptr
 #include <mutex>     // std::once_flag
 #include <new>       // std::bad_alloc
+#include <stdexcept> // std::logic_error
 #include <string>    // std::string
 #include <vector>    // std::vector
 
@@ -88,6 +89,8 @@ PJRT_Error* guarded(F&& f) {
     return nullptr;
   } catch (const EmuError& e) {
     return make_error(e.code, e.msg);
+  } catch (const std::logic_error& e) {  // std::stoll and friends on malformed numbers
+    return make_error(PJRT_Error_Code_INVALID_ARGUMENT, std::string("TPU emulator: malformed program: ") + e.what());
   } catch (const std::bad_alloc&) {
     return make_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "TPU emulator: out of host memory");
   } catch (const std::exception& e) {

@@ -1,0 +1,92 @@
+// tests/device/test_emulator_devices.cpp — several virtual emulator devices
+// (TORCHTPU_EMULATOR_DEVICES=3 in this test's environment), thread-safe client creation, and
+// a parser fuzz check: mangled programs give DeviceError, never a crash.
+#include <catch2/catch.hpp>
+
+#include <string>  // std::string
+#include <thread>  // std::thread
+#include <vector>  // std::vector
+
+#include "emulator_fixture.hpp"  // ttest::tpu, run, to_device
+
+using namespace ttest;
+
+TEST_CASE("devices: concurrent first use creates one client", "[pjrt][devices]") {
+  std::vector<std::shared_ptr<pjrt::Client>> got(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) threads.emplace_back([&, i] { got[i] = tpu(); });
+  for (auto& t : threads) t.join();
+  for (const auto& c : got) CHECK(c == got[0]);
+}
+
+TEST_CASE("devices: TORCHTPU_EMULATOR_DEVICES virtual devices", "[pjrt][devices]") {
+  auto c = tpu();
+  REQUIRE(c->addressable_devices().size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(c->device(i).id == i);
+    CHECK(c->device(i).kind == "TPU emulator");
+  }
+  CHECK_THROWS_AS(c->device(3), torchtpu::IndexError);
+  shlo::Builder b;
+  auto x = b.parameter(ScalarType::Float, {2});
+  b.set_results({b.add(x, x)});
+  for (int d = 0; d < 3; ++d) {
+    auto out = run(b, {{ScalarType::Float, {2}, {1.0 + d, 2}}}, d);
+    CHECK(out[0].values == std::vector<double>{2.0 + 2 * d, 4});
+  }
+  // an argument on device 1 cannot feed a run on device 2
+  auto exe = pjrt::CompilationCache::global().get_or_compile(c, b.str());
+  auto on1 = to_device(c, {ScalarType::Float, {2}, {1, 2}}, 1);
+  CHECK_THROWS_AS(exe->execute({&on1}, 2), torchtpu::DeviceError);
+  auto out = exe->execute({&on1}, 1);
+  CHECK(to_host(out[0]).values == std::vector<double>{2, 4});
+}
+
+TEST_CASE("devices: mangled programs are rejected cleanly", "[pjrt][devices][fuzz]") {
+  shlo::Builder b;
+  auto x = b.parameter(ScalarType::Float, {1, 2, 4, 4});
+  auto w = b.parameter(ScalarType::Float, {2, 2, 3, 3});
+  shlo::ConvOptions o;
+  o.padding = {{1, 1}, {1, 1}};
+  auto y = b.convolution(x, w, o);
+  auto z = b.constant(0.0, ScalarType::Float);
+  auto r = b.reduce(y, z, shlo::ReduceOp::Add, {2, 3});
+  auto p = b.reduce_window(y, b.constant(-INFINITY, ScalarType::Float), shlo::ReduceOp::Max, {1, 1, 2, 2}, {1, 1, 2, 2});
+  auto t = b.transpose(b.reshape(r, {2, 1}), {1, 0});
+  auto m = b.dot_general(t, b.broadcast_in_dim(b.slice(r, {0, 0}, {1, 1}), {1, 3}, {0, 1}), {{}, {}, {0}, {0}});
+  b.set_results({b.tanh(m), p});
+  const std::string text = b.str();
+  auto c = tpu();
+  const auto xv = random_values(32, 3), wv = random_values(36, 4);
+  auto bx = to_device(c, {ScalarType::Float, {1, 2, 4, 4}, xv});
+  auto bw = to_device(c, {ScalarType::Float, {2, 2, 3, 3}, wv});
+  uint32_t s = 12345;
+  auto rnd = [&s](size_t n) {
+    s ^= s << 13; s ^= s >> 17; s ^= s << 5;
+    return n ? s % n : 0;
+  };
+  int rejected = 0, accepted = 0;
+  for (int iter = 0; iter < 1500; ++iter) {
+    std::string m2 = text;
+    const int edits = 1 + static_cast<int>(rnd(3));
+    for (int e = 0; e < edits; ++e) {
+      const size_t pos = rnd(m2.size());
+      switch (rnd(4)) {
+        case 0: m2.erase(pos, 1 + rnd(8)); break;                         // delete
+        case 1: m2.insert(pos, 1, "%[]{}<>(),:=x0-9\"#"[rnd(18)]); break;  // insert a punctuation char
+        case 2: m2[pos] = static_cast<char>('0' + rnd(10)); break;        // change to a digit
+        default: m2.resize(pos); break;                                   // truncate
+      }
+    }
+    try {
+      auto exe = c->compile(m2);
+      exe->execute({&bx, &bw});
+      ++accepted;
+    } catch (const torchtpu::DeviceError& e) {
+      CHECK((e.code() == 3 || e.code() == 12 || e.code() == 8));
+      ++rejected;
+    }
+  }
+  CHECK(rejected > 1000);
+  INFO("accepted " << accepted);
+}

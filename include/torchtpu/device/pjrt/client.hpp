@@ -116,8 +116,26 @@ class Client : public std::enable_shared_from_this<Client> {
   /// thread-safe; concurrent callers share one client.
   /// **Errors:** `DeviceUnavailable` (no plugin; message lists places searched), `DeviceError`.
   static std::shared_ptr<Client> get(std::string_view kind) {
+    // Plugin discovery touches the file system; remember successful lookups per kind and per
+    // value of the variables that steer discovery, so hot paths pay one map lookup.
+    std::string sig(kind);
+    for (const char* v : {"TORCHTPU_TPU_EMULATOR", "TORCHTPU_TPU_EMULATOR_PATH", "TORCHTPU_PJRT_PLUGIN_TPU",
+                          "TPU_LIBRARY_PATH", "TORCHTPU_PJRT_PLUGIN_CUDA", "HOME", "VIRTUAL_ENV"}) {
+      sig += '\0';
+      sig += detail::env_or_empty(v);
+    }
+    static std::mutex mu;
+    static auto* memo = new std::map<std::string, std::shared_ptr<Client>>();  // leaked, see class doc
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = memo->find(sig);
+      if (it != memo->end()) return it->second;
+    }
     const PluginLocation loc = find_plugin(kind);
-    return for_plugin(Plugin::load(loc.path, loc.emulated));
+    std::shared_ptr<Client> c = for_plugin(Plugin::load(loc.path, loc.emulated));
+    std::lock_guard<std::mutex> lock(mu);
+    memo->emplace(sig, c);
+    return c;
   }
 
   /// The client for an already loaded plugin, created on first use (thread-safe).

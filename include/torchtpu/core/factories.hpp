@@ -44,8 +44,9 @@ template <element T = float> Tensor<T> linspace(double start, double end, int64_
   T* p = t.data_ptr();
   const double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
   // symmetric evaluation from both ends, as torch does, so the last value is exactly `end`
+  // (one step gives `start`, as torch's linspace_out special-cases it)
   for (int64_t i = 0; i < steps; ++i)
-    p[i] = convert<T>(i < steps / 2 ? start + step * double(i) : end - step * double(steps - 1 - i));
+    p[i] = convert<T>(steps == 1 || i < steps / 2 ? start + step * double(i) : end - step * double(steps - 1 - i));
   return t;
 }
 

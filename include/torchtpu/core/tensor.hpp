@@ -63,22 +63,27 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   Tensor(Tensor&&) noexcept = default;
   ~Tensor() = default;
 
+  /// True when a value of static rank `r` may be stored in a Tensor of static rank `Rank`
+  /// (equal, or either unknown at compile time: then checked at run time).
+  static constexpr bool accepts_static_rank(int r) {
+    return Rank == dynamic_rank || r == dynamic_rank || r == Rank;
+  }
+
   /// Handle conversion between static ranks (checked at run time when one side is dynamic).
+  /// Different static ranks do not compile (a constraint, so traits can test it).
   template <int R2>
-    requires(R2 != Rank)
+    requires(R2 != Rank && accepts_static_rank(R2))
   Tensor(const Tensor<T, R2>& o)  // NOLINT: implicit, like a derived-to-base conversion
       : storage_(o.storage()), sizes_(o.sizes()), strides_(o.strides()), offset_(o.storage_offset()) {
-    static_assert(Rank == dynamic_rank || R2 == dynamic_rank || Rank == R2,
-                  "torchtpu::Tensor: cannot convert between different static ranks");
     check_rank();
   }
 
-  /// Materialize an expression (evaluates it now, fused; see fuse/).
+  /// Materialize an expression (evaluates it now, fused; see fuse/). An expression whose
+  /// static rank differs from `Rank` does not compile.
   template <expression E>
-    requires(!tensor_handle<E> || !std::same_as<typename E::value_type, T>)
+    requires((!tensor_handle<E> || !std::same_as<typename E::value_type, T>) &&
+             accepts_static_rank(E::static_rank))
   Tensor(const E& e) {  // NOLINT: implicit, so `Tensor<float> r = a + b;` works
-    static_assert(Rank == dynamic_rank || E::static_rank == dynamic_rank || E::static_rank == Rank,
-                  "torchtpu: assigning an expression of one static rank to a Tensor of another");
     detail::materialize(*this, e);
   }
 
@@ -90,10 +95,11 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   Tensor& operator=(Tensor&& o) && { return copy_(o); }
 
   template <expression E>
-    requires(!std::same_as<E, Tensor>)
+    requires(!std::same_as<E, Tensor> && accepts_static_rank(E::static_rank))
   Tensor& operator=(const E& e) & {
-    static_assert(Rank == dynamic_rank || E::static_rank == dynamic_rank || E::static_rank == Rank,
-                  "torchtpu: assigning an expression of one static rank to a Tensor of another");
+    if constexpr (tensor_handle<E> && std::same_as<typename E::value_type, T>) {
+      return *this = Tensor(e);  // a handle of another static rank: rebind (checked), no copy
+    }
     if (!(storage_ && storage_.use_count() == 1 && sizes_ == e.shape() && is_contiguous()))
       *this = Tensor();
     detail::materialize(*this, e);

@@ -16,6 +16,9 @@ class ExprBase {
  public:
   /// Materialize into a new contiguous tensor (fused; one pass per elementwise region).
   auto eval() const;
+  /// Evaluate and return the single element (`x.sum().item()`).
+  /// **Errors:** ShapeError if the value does not have exactly one element.
+  auto item() const;
   /// Cast to element type `U` (lazy).
   template <element U> auto to() const;
 

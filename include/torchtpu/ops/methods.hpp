@@ -11,6 +11,7 @@ namespace torchtpu {
 
 template <class D> auto ExprBase<D>::eval() const { return detail::evaluate_new(derived()); }
 template <class D> template <element U> auto ExprBase<D>::to() const { return torchtpu::to<U>(derived()); }
+template <class D> auto ExprBase<D>::item() const { return this->eval().cpu().item(); }
 template <class D> auto ExprBase<D>::sum() const { return torchtpu::sum(derived()); }
 template <class D> auto ExprBase<D>::sum(const Dims& d, bool k) const { return torchtpu::sum(derived(), d, k); }
 template <class D> auto ExprBase<D>::mean() const { return torchtpu::mean(derived()); }

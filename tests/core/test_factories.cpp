@@ -1,0 +1,129 @@
+// Factories (empty, zeros, ones, full, arange, linspace, eye, from_data, from_blob, rand,
+// randn), element access (at, item), storage (alignment, deleters) and static ranks.
+#include <cstdlib>  // std::malloc, std::free
+
+#include "../ops/testing.hpp"  // check_values, Catch2, torchtpu
+
+using namespace torchtpu;
+
+TEST_CASE("factories give the documented values", "[core][factories]") {
+  check_values(zeros<float>({2, 2}), {0, 0, 0, 0});
+  check_values(ones<int32_t>({3}), {1, 1, 1});
+  check_values(full<bfloat16>({2}, bfloat16(1.5f)), {1.5, 1.5});
+  check_values(arange<float>(5), {0, 1, 2, 3, 4});
+  check_values(arange<int64_t>(1, 10, 3), {1, 4, 7});
+  check_values(arange<float>(1, 0, -0.25), {1, 0.75, 0.5, 0.25});
+  CHECK(arange<float>(0).numel() == 0);
+  check_values(linspace<float>(0, 1, 5), {0, 0.25, 0.5, 0.75, 1});
+  check_values(linspace<double>(-1, 1, 1), {-1});
+  CHECK(linspace<float>(0, 1, 0).numel() == 0);
+  check_values(eye<float>(2, 3), {1, 0, 0, 0, 1, 0});
+  check_values(eye<int64_t>(2), {1, 0, 0, 1});
+  CHECK_THROWS_AS(arange<float>(0, 5, 0), ValueError);
+  CHECK_THROWS_AS(arange<float>(0, 5, -1), ValueError);
+  CHECK_THROWS_AS(linspace<float>(0, 1, -1), ValueError);
+  CHECK_THROWS_AS(empty<float>({2, -1}), ShapeError);
+  STATIC_REQUIRE(std::same_as<decltype(zeros({2})), Tensor<float>>);  // float32 by default
+}
+
+TEST_CASE("nested initializer lists", "[core][factories]") {
+  Tensor<int32_t> t = {{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}};
+  CHECK(t.sizes() == Dims{2, 2, 2});
+  CHECK(t.at(1, 0, 1) == 6);
+  CHECK_THROWS_AS((Tensor<float>{{1, 2}, {3}}), ShapeError);  // ragged
+  Tensor<float, 2> m = {{1, 2}, {3, 4}};
+  CHECK(m.dim() == 2);
+  CHECK_THROWS_AS((Tensor<float, 1>{{1, 2}, {3, 4}}), ShapeError);  // rank 2 into a rank-1 tensor
+}
+
+TEST_CASE("from_data copies; from_blob borrows and calls its deleter once", "[core][factories][storage]") {
+  const double src[6] = {1, 2, 3, 4, 5, 6};
+  Tensor<double> c = from_data(src, {2, 3});
+  CHECK(c.data_ptr() != src);
+  check_values(c, {1, 2, 3, 4, 5, 6});
+  int deleted = 0;
+  float* mem = static_cast<float*>(std::malloc(4 * sizeof(float)));
+  for (int i = 0; i < 4; ++i) mem[i] = float(i);
+  {
+    Tensor<float> b = from_blob(mem, {2, 2}, [&deleted](void* p) { ++deleted; std::free(p); });
+    CHECK(b.data_ptr() == mem);
+    Tensor<float> view = b.t();
+    b = Tensor<float>();
+    CHECK(deleted == 0);  // the view keeps the memory alive
+    check_values(view, {0, 2, 1, 3});
+  }
+  CHECK(deleted == 1);
+  float strided[6] = {0, 1, 2, 3, 4, 5};
+  Tensor<float> col = from_blob(strided, {3}, [](void*) {}, Dims{2});  // every other element
+  check_values(col, {0, 2, 4});
+}
+
+TEST_CASE("own storage is 64-byte aligned; at and item are checked", "[core][tensor][storage]") {
+  for (int64_t n : {1, 3, 17, 1000}) {
+    Tensor<uint8_t> t = empty<uint8_t>({n});
+    CHECK(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64 == 0);
+  }
+  Tensor<float> x = arange<float>(6).reshape({2, 3});
+  CHECK(x.at(-1, -1) == 5.0f);
+  CHECK(x.at(1, 0) == 3.0f);
+  CHECK_THROWS_AS(x.at(2, 0), IndexError);
+  CHECK_THROWS_AS(x.at(0), IndexError);
+  CHECK_THROWS_WITH(x.at(0, 3), "at: index 3 is out of bounds for dim 1 with size 3 (shape [2, 3])");
+  CHECK(x.sum().item() == 15.0f);
+  CHECK(x.select(0, 1).select(0, 2).item() == 5.0f);
+  CHECK_THROWS_AS(x.item(), ShapeError);
+  CHECK_THROWS_AS(Tensor<float>().item(), ValueError);
+  CHECK(x.size(-1) == 3);
+  CHECK_THROWS_AS(x.size(2), IndexError);
+  CHECK(x.device().is_cpu());
+  CHECK(x.element_size() == 4);
+  CHECK(!Tensor<float>().defined());
+}
+
+TEST_CASE("rand and randn are reproducible from a seed", "[core][factories][random]") {
+  Generator g1(42), g2(42), g3(43);
+  Tensor<float> a = rand<float>({1000}, g1);
+  Tensor<float> b = rand<float>({1000}, g2);
+  Tensor<float> c = rand<float>({1000}, g3);
+  CHECK(values_of(a) == values_of(b));
+  CHECK(values_of(a) != values_of(c));
+  CHECK(a.min().item() >= 0.0f);
+  CHECK(a.max().item() < 1.0f);
+  CHECK(std::fabs(a.mean().item() - 0.5f) < 0.05f);
+  Tensor<bfloat16> r16 = rand<bfloat16>({1000}, g1);
+  CHECK(float(r16.max().item()) < 1.0f);  // never rounds up to 1
+  Generator gn(7);
+  Tensor<double> n = randn<double>({20000}, gn);
+  const double mean = n.mean().item();
+  const double var = ((n - mean) * (n - mean)).mean().item();
+  CHECK(std::fabs(mean) < 0.03);
+  CHECK(std::fabs(var - 1.0) < 0.05);
+}
+
+TEST_CASE("static ranks are checked at run time when one side is dynamic", "[core][tensor][rank]") {
+  Tensor<float> d = zeros<float>({2, 3});
+  Tensor<float, 2> s = d;  // dynamic -> static: checked
+  CHECK(s.dim() == 2);
+  CHECK_THROWS_AS((Tensor<float, 3>(d)), ShapeError);
+  Tensor<float, 2> st = s.t();
+  CHECK(st.sizes() == Dims{3, 2});
+  Tensor<float, 2> sum2 = s + s;  // expression of static rank 2
+  CHECK(sum2.sizes() == Dims{2, 3});
+  STATIC_REQUIRE(decltype(s + s)::static_rank == 2);
+  STATIC_REQUIRE(decltype(s + 1.0f)::static_rank == 2);
+  STATIC_REQUIRE(decltype(s + d)::static_rank == dynamic_rank);
+  STATIC_REQUIRE(decltype(matmul(s, s.t()))::static_rank == 2);
+  STATIC_REQUIRE(decltype(matmul(s, Tensor<float, 1>{}))::static_rank == 1);
+  STATIC_REQUIRE(decltype(matmul(Tensor<float, 1>{}, Tensor<float, 1>{}))::static_rank == 0);
+  STATIC_REQUIRE(decltype(matmul(Tensor<float, 3>{}, s))::static_rank == 3);
+  STATIC_REQUIRE(!std::is_constructible_v<Tensor<float, 2>, Tensor<float, 3>>);
+}
+
+TEST_CASE("assigning a handle of another static rank rebinds", "[core][tensor][rank]") {
+  Tensor<float> d = zeros<float>({2, 3});
+  Tensor<float, 2> s = zeros<float>({1, 1});
+  s = d.t();  // Tensor<float> -> Tensor<float, 2>: shares d's storage, like torch
+  CHECK(s.data_ptr() == d.data_ptr());
+  CHECK(s.sizes() == Dims{3, 2});
+  CHECK_THROWS_AS(s = d.select(0, 0), ShapeError);
+}

@@ -1,0 +1,585 @@
+// torchtpu/jit/builtin_ops.hpp — the built-in operators of the run-time graph, each defined
+// once here: TorchScript name, CPU kernel (its shape checks included), fusion role.
+// Covers what traced + frozen torch 1.13 MLPs, CNNs and transformers contain
+// (../shared/MODEL-OPS.md).
+#pragma once
+#include <cmath>    // std::floor, std::fmod, std::pow
+#include <string>   // std::string
+#include <vector>   // std::vector
+
+#include "../core/errors.hpp"  // ShapeError, ValueError, TypeError
+#include "../ops/arith.hpp"    // add, sub, mul, div, floor_divide, remainder, pow
+#include "../ops/matmul.hpp"   // matmul
+#include "../ops/reduce.hpp"   // mean, sum, softmax, log_softmax
+#include "../ops/unary.hpp"    // activations
+#include "kernels.hpp"         // conv2d, pooling, norms, cat, attention
+#include "registry.hpp"        // Registry, OpDef, OpContext
+
+namespace torchtpu::jit {
+
+namespace builtin {
+
+using K = Epilogue::Kind;
+
+inline const FloatTensor* opt_tensor(const Value& v, const char* what) {
+  return v.is_none() ? nullptr : &v.tensor(what);
+}
+
+enum class Bin { Add, Sub, Mul, Div, FloorDiv, Rem, Pow };
+
+/// Python semantics for two numbers (ints stay ints except for true division).
+inline Value scalar_binary(Bin op, const Value& a, const Value& b, double alpha, const std::string& mode) {
+  const bool ints = !a.is_double() && !b.is_double() && alpha == std::floor(alpha);
+  if (ints && op != Bin::Div && op != Bin::Pow) {
+    const int64_t x = a.to_int(), y = b.to_int(), al = int64_t(alpha);
+    switch (op) {
+      case Bin::Add: return Value(x + al * y);
+      case Bin::Sub: return Value(x - al * y);
+      case Bin::Mul: return Value(x * y);
+      case Bin::FloorDiv:
+      case Bin::Rem: {
+        if (y == 0) throw ValueError("integer division by zero in shape arithmetic");
+        int64_t q = x / y;
+        if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+        return op == Bin::FloorDiv ? Value(q) : Value(x - q * y);
+      }
+      default: break;
+    }
+  }
+  if (ints && op == Bin::Div && (mode == "trunc" || mode == "floor")) {
+    const int64_t x = a.to_int(), y = b.to_int();
+    if (y == 0) throw ValueError("integer division by zero in shape arithmetic");
+    int64_t q = x / y;
+    if (mode == "floor" && (x % y != 0) && ((x < 0) != (y < 0))) --q;
+    return Value(q);
+  }
+  const double x = a.to_double(), y = b.to_double();
+  switch (op) {
+    case Bin::Add: return Value(x + alpha * y);
+    case Bin::Sub: return Value(x - alpha * y);
+    case Bin::Mul: return Value(x * y);
+    case Bin::Div: {
+      const double q = x / y;
+      return Value(mode == "trunc" ? std::trunc(q) : mode == "floor" ? std::floor(q) : q);
+    }
+    case Bin::FloorDiv: return Value(std::floor(x / y));
+    case Bin::Rem: return Value(x - std::floor(x / y) * y);
+    case Bin::Pow: return Value(std::pow(x, y));
+  }
+  return Value();
+}
+
+inline float scaled(float y, float alpha) { return y * alpha; }
+template <class Y>
+auto scaled(const Y& y, float alpha) { return torchtpu::mul(y, alpha); }
+
+/// Tensor (or tensor-and-number) binary op as one fused expression, `ep` applied.
+/// `dest`, when given, receives the result in place (add_, mul_, ...).
+template <class X, class Y>
+FloatTensor tensor_binary(Bin op, const X& x, const Y& y, float alpha, const std::string& mode,
+                          const Epilogue& ep, const FloatTensor* dest) {
+  auto go = [&](const auto& e) -> FloatTensor {
+    if (dest) {
+      kernels::eval_into(*dest, ep, e);
+      return *dest;
+    }
+    return kernels::eval_new(ep, e);
+  };
+  switch (op) {
+    case Bin::Add:
+      if (alpha == 1.0f) return go(torchtpu::add(x, y));
+      return go(torchtpu::add(x, scaled(y, alpha)));
+    case Bin::Sub:
+      if (alpha == 1.0f) return go(torchtpu::sub(x, y));
+      return go(torchtpu::sub(x, scaled(y, alpha)));
+    case Bin::Mul: return go(torchtpu::mul(x, y));
+    case Bin::Div:
+      if (mode == "trunc") {
+        FloatTensor q = go(torchtpu::div(x, y));  // then round toward zero, in place
+        FloatTensor qc = q.contiguous();
+        for (int64_t i = 0; i < qc.numel(); ++i) qc.data_ptr()[i] = std::trunc(qc.data_ptr()[i]);
+        if (qc.data_ptr() != q.data_ptr()) q.copy_(qc);
+        return q;
+      }
+      if (mode == "floor") return go(torchtpu::floor_divide(x, y));
+      return go(torchtpu::div(x, y));
+    case Bin::FloorDiv: return go(torchtpu::floor_divide(x, y));
+    case Bin::Rem: return go(torchtpu::remainder(x, y));
+    case Bin::Pow: return go(torchtpu::pow(x, y));
+  }
+  throw ValueError("unknown binary op");
+}
+
+/// A binary node: `a op (alpha · b)`; `reverse` swaps the operands (rsub); `in_place` writes
+/// into `a` (which must then be a tensor of the result's shape).
+inline void binary(OpContext& ctx, Bin op, const char* name, bool reverse, bool in_place, bool has_alpha,
+                   bool has_mode) {
+  const Value& a0 = ctx.arg(0, name);
+  const Value& b0 = ctx.arg(1, name);
+  const Value& a = reverse ? b0 : a0;
+  const Value& b = reverse ? a0 : b0;
+  double alpha = 1.0;
+  if (has_alpha && ctx.in.size() > 2 && !ctx.in[2]->is_none()) alpha = ctx.in[2]->to_double(name);
+  std::string mode;
+  if (has_mode && ctx.in.size() > 2 && !ctx.in[2]->is_none()) mode = ctx.in[2]->str(name);
+  if (!a.is_tensor() && !b.is_tensor()) {
+    if (!a.is_scalar() || !b.is_scalar())
+      throw TypeError(std::string(name) + ": unsupported operand kinds " + Value::kind_name(a.kind()) + " and " +
+                      Value::kind_name(b.kind()));
+    Value r = scalar_binary(op, a, b, alpha, mode);
+    if (ctx.epilogue.active()) {
+      FloatTensor t = FloatTensor::empty(Dims{});
+      t.data_ptr()[0] = float(r.to_double());
+      r = kernels::eval_new(ctx.epilogue, t);
+    }
+    ctx.out[0] = r;
+    return;
+  }
+  const FloatTensor* dest = in_place ? &a0.tensor(name) : nullptr;
+  if (dest && !reverse) {
+    const Dims want = b.is_tensor() ? broadcast_shapes(a.tensor().sizes(), b.tensor().sizes(), name) : a.tensor().sizes();
+    if (!(want == dest->sizes()))
+      throw ShapeError(std::string(name) + ": output with shape " + to_string(dest->sizes()) +
+                       " doesn't match the broadcast shape " + to_string(want));
+  }
+  const float al = float(alpha);
+  FloatTensor r;
+  if (a.is_tensor() && b.is_tensor()) r = tensor_binary(op, a.tensor(), b.tensor(), al, mode, ctx.epilogue, dest);
+  else if (a.is_tensor()) r = tensor_binary(op, a.tensor(), float(b.to_double(name)), al, mode, ctx.epilogue, dest);
+  else r = tensor_binary(op, float(a.to_double(name)), b.tensor(), al, mode, ctx.epilogue, dest);
+  ctx.out[0] = Value(std::move(r));
+}
+
+/// An activation `kind` applied to argument 0 (in place when `in_place`).
+inline void activation(OpContext& ctx, Epilogue ep, const char* name, bool in_place) {
+  const FloatTensor& x = ctx.arg(0, name).tensor(name);
+  if (in_place) {
+    kernels::eval_into(x, ep, x);
+    ctx.out[0] = Value(x);
+  } else {
+    ctx.out[0] = Value(kernels::eval_new(ep, x));
+  }
+}
+
+/// hardtanh's bounds from its arguments (defaults -1, 1).
+inline Epilogue hardtanh_epilogue(std::span<const Value* const> in) {
+  Epilogue e{K::Clamp, -1.0, 1.0};
+  if (in.size() > 1 && !in[1]->is_none()) e.lo = in[1]->to_double("aten::hardtanh");
+  if (in.size() > 2 && !in[2]->is_none()) e.hi = in[2]->to_double("aten::hardtanh");
+  return e;
+}
+
+/// The epilogue of an activation node, when its arguments are known at load time.
+inline Epilogue fixed(K k) { return Epilogue{k, 0, 0}; }
+
+inline std::vector<int64_t> ints_or_empty(const Value& v, const char* what) {
+  return v.is_none() ? std::vector<int64_t>{} : v.to_ints(what);
+}
+
+/// `chunk`: `chunks` pieces of size ceil(n / chunks) along `dim` (the last may be smaller).
+inline std::vector<FloatTensor> chunk(const FloatTensor& x, int64_t chunks, int64_t dim) {
+  if (chunks <= 0) throw ValueError("aten::chunk: chunks must be positive, got " + std::to_string(chunks));
+  const int d = wrap_dim(dim, x.dim(), "aten::chunk");
+  const int64_t n = x.size(d), step = (n + chunks - 1) / chunks;
+  std::vector<FloatTensor> r;
+  for (int64_t s = 0; s < n || (n == 0 && r.empty()); s += step ? step : 1) {
+    r.push_back(x.narrow(d, s, std::min(step, n - s)));
+    if (step == 0) break;
+  }
+  return r;
+}
+
+inline std::vector<FloatTensor> split(const FloatTensor& x, const Value& size, int64_t dim) {
+  const int d = wrap_dim(dim, x.dim(), "aten::split");
+  const int64_t n = x.size(d);
+  std::vector<FloatTensor> r;
+  if (size.is_int()) {
+    const int64_t step = size.to_int();
+    if (step <= 0) throw ValueError("aten::split: split_size must be positive");
+    for (int64_t s = 0; s < n; s += step) r.push_back(x.narrow(d, s, std::min(step, n - s)));
+  } else {
+    int64_t s = 0;
+    for (int64_t len : size.to_ints("aten::split")) {
+      r.push_back(x.narrow(d, s, len));
+      s += len;
+    }
+    if (s != n) throw ShapeError("aten::split: sizes sum to " + std::to_string(s) + ", dim has " + std::to_string(n));
+  }
+  return r;
+}
+
+/// Unpack a list/tuple value into exactly `out.size()` outputs.
+inline void unpack(OpContext& ctx, const char* name) {
+  const Value& v = ctx.arg(0, name);
+  if (v.kind() == Value::Kind::TensorList) {
+    const auto& l = v.tensors();
+    if (l.size() != ctx.out.size())
+      throw ValueError(std::string(name) + ": list of " + std::to_string(l.size()) + " values unpacked into " +
+                       std::to_string(ctx.out.size()));
+    for (size_t i = 0; i < l.size(); ++i) ctx.out[i] = Value(l[i]);
+  } else {
+    const auto l = v.to_ints(name);
+    if (l.size() != ctx.out.size())
+      throw ValueError(std::string(name) + ": list of " + std::to_string(l.size()) + " values unpacked into " +
+                       std::to_string(ctx.out.size()));
+    for (size_t i = 0; i < l.size(); ++i) ctx.out[i] = Value(l[i]);
+  }
+}
+
+/// One `nn.TransformerEncoderLayer` (torch 1.13's aten::_transformer_encoder_layer_fwd).
+inline FloatTensor encoder_layer(OpContext& ctx) {
+  const char* n = "aten::_transformer_encoder_layer_fwd";
+  const FloatTensor& src = ctx.arg(0, n).tensor(n);
+  const int64_t E = ctx.arg(1, n).to_int(n), H = ctx.arg(2, n).to_int(n);
+  auto T = [&](size_t i) -> const FloatTensor& { return ctx.arg(i, n).tensor(n); };
+  const bool use_gelu = ctx.arg(7, n).to_bool(n), norm_first = ctx.arg(8, n).to_bool(n);
+  const double eps = ctx.arg(9, n).to_double(n);
+  if (ctx.in.size() > 18 && !ctx.in[18]->is_none())
+    throw ValueError(std::string(n) + ": attention masks are not supported");
+  const std::vector<int64_t> norm_shape{E};
+  const Epilogue none{}, act = fixed(use_gelu ? K::Gelu : K::Relu);
+  auto mha = [&](const FloatTensor& x) {
+    return kernels::multi_head_attention(x, x, x, E, H, T(3), T(4), T(5), T(6), false, false, nullptr);
+  };
+  auto ffn = [&](const FloatTensor& x) {
+    return kernels::linear(kernels::linear(x, T(14), &T(15), act), T(16), &T(17), none);
+  };
+  FloatTensor x = src;
+  if (norm_first) {
+    x = FloatTensor(torchtpu::add(x, mha(kernels::layer_norm(x, norm_shape, &T(10), &T(11), eps))));
+    x = FloatTensor(torchtpu::add(x, ffn(kernels::layer_norm(x, norm_shape, &T(12), &T(13), eps))));
+  } else {
+    x = kernels::layer_norm(FloatTensor(torchtpu::add(x, mha(x))), norm_shape, &T(10), &T(11), eps);
+    x = kernels::layer_norm(FloatTensor(torchtpu::add(x, ffn(x))), norm_shape, &T(12), &T(13), eps);
+  }
+  return x;
+}
+
+}  // namespace builtin
+
+/// Registers every built-in op into `r` (called once, by `registry()`).
+inline void register_builtin_ops(Registry& r) {
+  using namespace builtin;
+  auto def = [&r](const char* name, Kernel k, bool accepts_epilogue = false, bool in_place = false) {
+    OpDef d;
+    d.name = name;
+    d.kernel = std::move(k);
+    d.accepts_epilogue = accepts_epilogue;
+    d.in_place = in_place;
+    r.add(std::move(d));
+  };
+  auto act = [&r](const std::string& name, std::function<Epilogue(std::span<const Value* const>)> ep,
+                  bool in_place) {
+    OpDef d;
+    d.name = name;
+    d.in_place = in_place;
+    d.epilogue_of = ep;
+    d.kernel = [ep, name, in_place](OpContext& c) { activation(c, ep(c.in), name.c_str(), in_place); };
+    r.add(std::move(d));
+  };
+
+  // ---- structure: lists, tuples, numbers ------------------------------------------------
+  def("prim::ListConstruct", [](OpContext& c) {
+    bool tensors = !c.in.empty(), ints = true, nums = true;
+    for (const Value* v : c.in) {
+      tensors = tensors && v->is_tensor();
+      ints = ints && (v->is_int() || v->is_bool());
+      nums = nums && v->is_scalar();
+    }
+    if (tensors) {
+      std::vector<FloatTensor> l;
+      for (const Value* v : c.in) l.push_back(v->tensor());
+      c.out[0] = Value(std::move(l));
+    } else if (ints) {
+      std::vector<int64_t> l;
+      for (const Value* v : c.in) l.push_back(v->to_int());
+      c.out[0] = Value(std::move(l));
+    } else if (nums) {
+      std::vector<double> l;
+      for (const Value* v : c.in) l.push_back(v->to_double());
+      c.out[0] = Value(std::move(l));
+    } else {
+      throw TypeError("prim::ListConstruct: lists mixing tensors, None and numbers are not supported");
+    }
+  });
+  def("prim::TupleConstruct", [](OpContext& c) {
+    std::vector<FloatTensor> l;
+    for (const Value* v : c.in) l.push_back(v->tensor("prim::TupleConstruct (tuples of tensors only)"));
+    c.out[0] = Value(std::move(l));
+  });
+  def("prim::ListUnpack", [](OpContext& c) { unpack(c, "prim::ListUnpack"); });
+  def("prim::TupleUnpack", [](OpContext& c) { unpack(c, "prim::TupleUnpack"); });
+  def("prim::NumToTensor", [](OpContext& c) { c.out[0] = *c.in[0]; });
+  def("aten::Int", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Int").to_int("aten::Int")); });
+  def("aten::Float", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Float").to_double("aten::Float")); });
+  def("aten::ScalarImplicit", [](OpContext& c) { c.out[0] = *c.in[0]; });
+  def("aten::size", [](OpContext& c) {
+    const FloatTensor& x = c.arg(0, "aten::size").tensor("aten::size");
+    if (c.in.size() > 1) {
+      c.out[0] = Value(x.size(c.in[1]->to_int("aten::size")));
+    } else {
+      std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
+      c.out[0] = Value(std::move(s));
+    }
+  });
+  def("aten::numel", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::numel").tensor().numel()); });
+  def("aten::dim", [](OpContext& c) { c.out[0] = Value(int64_t(c.arg(0, "aten::dim").tensor().dim())); });
+
+  // ---- matrix products, convolution, normalisation -------------------------------------
+  def("aten::linear", [](OpContext& c) {
+    const char* n = "aten::linear";
+    const FloatTensor* b = c.in.size() > 2 ? opt_tensor(*c.in[2], n) : nullptr;
+    c.out[0] = Value(kernels::linear(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), b, c.epilogue));
+  }, true);
+  def("aten::_convolution", [](OpContext& c) {
+    const char* n = "aten::_convolution";
+    if (c.arg(6, n).to_bool(n)) throw ValueError(std::string(n) + ": transposed convolutions are not supported");
+    c.out[0] = Value(kernels::conv2d(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), opt_tensor(c.arg(2, n), n),
+                                     c.arg(3, n).to_ints(n), c.arg(4, n).to_ints(n), c.arg(5, n).to_ints(n),
+                                     c.arg(8, n).to_int(n), c.epilogue));
+  }, true);
+  def("aten::conv2d", [](OpContext& c) {
+    const char* n = "aten::conv2d";
+    if (c.arg(4, n).kind() == Value::Kind::String)
+      throw ValueError(std::string(n) + ": string padding ('same'/'valid') is not supported");
+    c.out[0] = Value(kernels::conv2d(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), opt_tensor(c.arg(2, n), n),
+                                     c.arg(3, n).to_ints(n), c.arg(4, n).to_ints(n), c.arg(5, n).to_ints(n),
+                                     c.arg(6, n).to_int(n), c.epilogue));
+  }, true);
+  def("aten::matmul", [](OpContext& c) {
+    const char* n = "aten::matmul";
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::matmul(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n))));
+  }, true);
+  def("aten::bmm", [](OpContext& c) {
+    const char* n = "aten::bmm";
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::bmm(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n))));
+  }, true);
+  def("aten::baddbmm", [](OpContext& c) {
+    const char* n = "aten::baddbmm";
+    const float beta = float(c.arg(3, n).to_double(n)), alpha = float(c.arg(4, n).to_double(n));
+    const auto prod = torchtpu::bmm(c.arg(1, n).tensor(n), c.arg(2, n).tensor(n));
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::add(torchtpu::mul(c.arg(0, n).tensor(n), beta),
+                                                                 torchtpu::mul(prod, alpha))));
+  }, true);
+  def("aten::addmm", [](OpContext& c) {
+    const char* n = "aten::addmm";
+    const float beta = float(c.arg(3, n).to_double(n)), alpha = float(c.arg(4, n).to_double(n));
+    const auto prod = torchtpu::matmul(c.arg(1, n).tensor(n), c.arg(2, n).tensor(n));
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::add(torchtpu::mul(c.arg(0, n).tensor(n), beta),
+                                                                 torchtpu::mul(prod, alpha))));
+  }, true);
+  def("aten::batch_norm", [](OpContext& c) {
+    const char* n = "aten::batch_norm";
+    if (c.arg(5, n).to_bool(n)) throw ValueError(std::string(n) + ": training-mode batch_norm is not supported");
+    c.out[0] = Value(kernels::batch_norm(c.arg(0, n).tensor(n), opt_tensor(c.arg(1, n), n), opt_tensor(c.arg(2, n), n),
+                                         c.arg(3, n).tensor(n), c.arg(4, n).tensor(n), c.arg(7, n).to_double(n),
+                                         c.epilogue));
+  }, true);
+  def("aten::layer_norm", [](OpContext& c) {
+    const char* n = "aten::layer_norm";
+    c.out[0] = Value(kernels::layer_norm(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n), opt_tensor(c.arg(2, n), n),
+                                         opt_tensor(c.arg(3, n), n), c.arg(4, n).to_double(n)));
+  });
+  def("aten::_native_multi_head_attention", [](OpContext& c) {
+    const char* n = "aten::_native_multi_head_attention";
+    if (!c.arg(9, n).is_none()) throw ValueError(std::string(n) + ": attention masks are not supported");
+    const bool need = c.in.size() > 10 && c.in[10]->to_bool(n);
+    const bool avg = c.in.size() > 11 && c.in[11]->to_bool(n);
+    FloatTensor w;
+    c.out[0] = Value(kernels::multi_head_attention(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), c.arg(2, n).tensor(n),
+                                                   c.arg(3, n).to_int(n), c.arg(4, n).to_int(n), c.arg(5, n).tensor(n),
+                                                   c.arg(6, n).tensor(n), c.arg(7, n).tensor(n), c.arg(8, n).tensor(n),
+                                                   need, avg, &w));
+    if (c.out.size() > 1) c.out[1] = need ? Value(w) : Value(FloatTensor::empty(Dims{0}));
+  });
+  def("aten::_transformer_encoder_layer_fwd", [](OpContext& c) { c.out[0] = Value(encoder_layer(c)); });
+
+  // ---- pooling, reductions ---------------------------------------------------------------
+  def("aten::max_pool2d", [](OpContext& c) {
+    const char* n = "aten::max_pool2d";
+    c.out[0] = Value(kernels::max_pool2d(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n), ints_or_empty(c.arg(2, n), n),
+                                         c.arg(3, n).to_ints(n), c.arg(4, n).to_ints(n), c.arg(5, n).to_bool(n)));
+  });
+  def("aten::avg_pool2d", [](OpContext& c) {
+    const char* n = "aten::avg_pool2d";
+    const int64_t div = c.in.size() > 6 && !c.in[6]->is_none() ? c.in[6]->to_int(n) : 0;
+    c.out[0] = Value(kernels::avg_pool2d(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n), ints_or_empty(c.arg(2, n), n),
+                                         c.arg(3, n).to_ints(n), c.arg(4, n).to_bool(n), c.arg(5, n).to_bool(n), div));
+  });
+  def("aten::adaptive_avg_pool2d", [](OpContext& c) {
+    const char* n = "aten::adaptive_avg_pool2d";
+    c.out[0] = Value(kernels::adaptive_avg_pool2d(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n)));
+  });
+  auto reduce_dims = [](OpContext& c, const char* n) {
+    Dims d;
+    if (c.in.size() > 1 && !c.in[1]->is_none()) d = c.in[1]->to_dims(n);
+    return d;
+  };
+  def("aten::mean", [reduce_dims](OpContext& c) {
+    const char* n = "aten::mean";
+    const bool keep = c.in.size() > 2 && c.in[2]->is_bool() && c.in[2]->to_bool();
+    c.out[0] = Value(FloatTensor(torchtpu::mean(c.arg(0, n).tensor(n), reduce_dims(c, n), keep)));
+  });
+  def("aten::sum", [reduce_dims](OpContext& c) {
+    const char* n = "aten::sum";
+    const bool keep = c.in.size() > 2 && c.in[2]->is_bool() && c.in[2]->to_bool();
+    c.out[0] = Value(FloatTensor(torchtpu::sum(c.arg(0, n).tensor(n), reduce_dims(c, n), keep)));
+  });
+  def("aten::softmax", [](OpContext& c) {
+    const char* n = "aten::softmax";
+    c.out[0] = Value(FloatTensor(torchtpu::softmax(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n))));
+  });
+  def("aten::log_softmax", [](OpContext& c) {
+    const char* n = "aten::log_softmax";
+    c.out[0] = Value(FloatTensor(torchtpu::log_softmax(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n))));
+  });
+
+  // ---- views and copies -------------------------------------------------------------------
+  def("aten::flatten", [](OpContext& c) {
+    const char* n = "aten::flatten";
+    c.out[0] = Value(c.arg(0, n).tensor(n).flatten(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+  });
+  def("aten::reshape", [](OpContext& c) {
+    const char* n = "aten::reshape";
+    c.out[0] = Value(c.arg(0, n).tensor(n).reshape(c.arg(1, n).to_dims(n)));
+  });
+  def("aten::view", [](OpContext& c) {
+    const char* n = "aten::view";
+    c.out[0] = Value(c.arg(0, n).tensor(n).view(c.arg(1, n).to_dims(n)));
+  });
+  def("aten::transpose", [](OpContext& c) {
+    const char* n = "aten::transpose";
+    c.out[0] = Value(c.arg(0, n).tensor(n).transpose(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+  });
+  def("aten::swapaxes", [](OpContext& c) {
+    const char* n = "aten::swapaxes";
+    c.out[0] = Value(c.arg(0, n).tensor(n).transpose(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+  });
+  def("aten::t", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::t").tensor("aten::t").t()); });
+  def("aten::permute", [](OpContext& c) {
+    const char* n = "aten::permute";
+    c.out[0] = Value(c.arg(0, n).tensor(n).permute(c.arg(1, n).to_dims(n)));
+  });
+  def("aten::contiguous", [](OpContext& c) {
+    c.out[0] = Value(c.arg(0, "aten::contiguous").tensor("aten::contiguous").contiguous());
+  });
+  def("aten::clone", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::clone").tensor("aten::clone").clone()); });
+  def("aten::select", [](OpContext& c) {
+    const char* n = "aten::select";
+    c.out[0] = Value(c.arg(0, n).tensor(n).select(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+  });
+  def("aten::slice", [](OpContext& c) {
+    const char* n = "aten::slice";
+    const FloatTensor& x = c.arg(0, n).tensor(n);
+    const int64_t dim = c.in.size() > 1 ? c.in[1]->to_int(n) : 0;
+    const int64_t start = c.in.size() > 2 && !c.in[2]->is_none() ? c.in[2]->to_int(n) : 0;
+    int64_t end = c.in.size() > 3 && !c.in[3]->is_none() ? c.in[3]->to_int(n) : INT64_MAX;
+    const int64_t step = c.in.size() > 4 ? c.in[4]->to_int(n) : 1;
+    const int64_t sz = x.size(dim);
+    if (end > sz) end = sz;  // torch clamps INT64_MAX ends
+    c.out[0] = Value(x.slice(dim, start, end, step));
+  });
+  def("aten::unsqueeze", [](OpContext& c) {
+    const char* n = "aten::unsqueeze";
+    c.out[0] = Value(c.arg(0, n).tensor(n).unsqueeze(c.arg(1, n).to_int(n)));
+  });
+  def("aten::squeeze", [](OpContext& c) {
+    const char* n = "aten::squeeze";
+    const FloatTensor& x = c.arg(0, n).tensor(n);
+    c.out[0] = Value(c.in.size() > 1 ? x.squeeze(c.in[1]->to_int(n)) : x.squeeze());
+  });
+  def("aten::expand", [](OpContext& c) {
+    const char* n = "aten::expand";
+    c.out[0] = Value(c.arg(0, n).tensor(n).expand(c.arg(1, n).to_dims(n)));
+  });
+  def("aten::expand_as", [](OpContext& c) {
+    const char* n = "aten::expand_as";
+    c.out[0] = Value(c.arg(0, n).tensor(n).expand(c.arg(1, n).tensor(n).sizes()));
+  });
+  def("aten::chunk", [](OpContext& c) {
+    const char* n = "aten::chunk";
+    c.out[0] = Value(chunk(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+  });
+  def("aten::split", [](OpContext& c) {
+    const char* n = "aten::split";
+    c.out[0] = Value(split(c.arg(0, n).tensor(n), c.arg(1, n), c.in.size() > 2 ? c.in[2]->to_int(n) : 0));
+  });
+  def("aten::cat", [](OpContext& c) {
+    const char* n = "aten::cat";
+    c.out[0] = Value(kernels::cat(c.arg(0, n).tensors(n), c.in.size() > 1 ? c.in[1]->to_int(n) : 0));
+  });
+  def("aten::stack", [](OpContext& c) {
+    const char* n = "aten::stack";
+    const int64_t dim = c.in.size() > 1 ? c.in[1]->to_int(n) : 0;
+    std::vector<FloatTensor> l;
+    for (const auto& t : c.arg(0, n).tensors(n)) l.push_back(t.unsqueeze(dim));
+    c.out[0] = Value(kernels::cat(l, dim));
+  });
+  for (const char* id : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
+                         "aten::detach"})
+    def(id, [](OpContext& c) { c.out[0] = *c.in[0]; });
+
+  // ---- elementwise -------------------------------------------------------------------------
+  struct BinDef { const char* name; Bin op; bool reverse, in_place, alpha, mode; };
+  for (const BinDef& b : {BinDef{"aten::add", Bin::Add, false, false, true, false},
+                          BinDef{"aten::add_", Bin::Add, false, true, true, false},
+                          BinDef{"aten::sub", Bin::Sub, false, false, true, false},
+                          BinDef{"aten::sub_", Bin::Sub, false, true, true, false},
+                          BinDef{"aten::rsub", Bin::Sub, true, false, true, false},
+                          BinDef{"aten::mul", Bin::Mul, false, false, false, false},
+                          BinDef{"aten::mul_", Bin::Mul, false, true, false, false},
+                          BinDef{"aten::div", Bin::Div, false, false, false, true},
+                          BinDef{"aten::div_", Bin::Div, false, true, false, true},
+                          BinDef{"aten::floor_divide", Bin::FloorDiv, false, false, false, false},
+                          BinDef{"aten::remainder", Bin::Rem, false, false, false, false},
+                          BinDef{"aten::pow", Bin::Pow, false, false, false, false}}) {
+    def(b.name, [b](OpContext& c) { binary(c, b.op, b.name, b.reverse, b.in_place, b.alpha, b.mode); }, true,
+        b.in_place);
+  }
+  struct ActDef { const char* name; K kind; };
+  for (const ActDef& a : {ActDef{"relu", K::Relu}, ActDef{"sigmoid", K::Sigmoid}, ActDef{"silu", K::Silu},
+                          ActDef{"hardswish", K::Hardswish}, ActDef{"hardsigmoid", K::Hardsigmoid},
+                          ActDef{"tanh", K::Tanh}}) {
+    const K k = a.kind;
+    act(std::string("aten::") + a.name, [k](std::span<const Value* const>) { return fixed(k); }, false);
+    act(std::string("aten::") + a.name + "_", [k](std::span<const Value* const>) { return fixed(k); }, true);
+  }
+  act("aten::relu6", [](std::span<const Value* const>) { return Epilogue{K::Clamp, 0.0, 6.0}; }, false);
+  act("aten::hardtanh", hardtanh_epilogue, false);
+  act("aten::hardtanh_", hardtanh_epilogue, true);
+  auto gelu_ep = [](std::span<const Value* const> in) {
+    if (in.size() > 1 && !in[1]->is_none() && in[1]->str("aten::gelu") != "none")
+      throw ValueError("aten::gelu: only approximate='none' is supported, got '" + in[1]->str() + "'");
+    return fixed(K::Gelu);
+  };
+  act("aten::gelu", gelu_ep, false);
+  act("aten::gelu_", gelu_ep, true);
+  auto clamp_ep = [](std::span<const Value* const> in) {
+    Epilogue e{K::Clamp, -INFINITY, INFINITY};
+    if (in.size() > 1 && !in[1]->is_none()) e.lo = in[1]->to_double("aten::clamp");
+    if (in.size() > 2 && !in[2]->is_none()) e.hi = in[2]->to_double("aten::clamp");
+    return e;
+  };
+  act("aten::clamp", clamp_ep, false);
+  act("aten::clamp_", clamp_ep, true);
+  act("aten::clamp_min", [](std::span<const Value* const> in) {
+    return Epilogue{K::Clamp, in.size() > 1 ? in[1]->to_double("aten::clamp_min") : 0.0, INFINITY};
+  }, false);
+  def("aten::neg", [](OpContext& c) {
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::neg(c.arg(0, "aten::neg").tensor("aten::neg"))));
+  });
+  def("aten::exp", [](OpContext& c) {
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::exp(c.arg(0, "aten::exp").tensor("aten::exp"))));
+  });
+  def("aten::sqrt", [](OpContext& c) {
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::sqrt(c.arg(0, "aten::sqrt").tensor("aten::sqrt"))));
+  });
+  def("aten::rsqrt", [](OpContext& c) {
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::rsqrt(c.arg(0, "aten::rsqrt").tensor("aten::rsqrt"))));
+  });
+  def("aten::erf", [](OpContext& c) {
+    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::erf(c.arg(0, "aten::erf").tensor("aten::erf"))));
+  });
+}
+
+}  // namespace torchtpu::jit

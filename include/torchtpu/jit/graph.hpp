@@ -1,0 +1,230 @@
+// torchtpu/jit/graph.hpp — the run-time graph: value slots (inputs, constants, node outputs),
+// nodes bound to registry ops, the missing-operator check, activation fusion, and `run`.
+// Independent of libtorch (the importer in load.hpp builds one from a TorchScript graph).
+#pragma once
+#include <cmath>      // std::isfinite
+#include <cstdio>     // std::fprintf
+#include <map>        // std::map
+#include <memory>     // std::shared_ptr
+#include <string>     // std::string
+#include <utility>    // std::move
+#include <vector>     // std::vector
+
+#include "../core/errors.hpp"  // UnsupportedOperator, ValueError, ...
+#include "registry.hpp"        // registry, OpDef, Mode
+#include "value.hpp"           // Value
+
+namespace torchtpu::jit {
+
+/// One node of the run-time graph.
+struct Node {
+  std::string kind;                  ///< TorchScript kind, e.g. `aten::linear`
+  std::shared_ptr<const OpDef> op;   ///< null while the kind is unknown (the graph then fails to finalize)
+  std::vector<int> inputs, outputs;  ///< value slots
+  std::string location;              ///< `node 12 (model.py:30:0)`, for error messages
+  Epilogue epilogue{};               ///< activation fused in (fused mode only)
+};
+
+/// A straight-line graph of registry ops over value slots.
+///
+/// Build it with `add_input` / `add_constant` / `add_node` / `set_outputs`, then `finalize()`,
+/// which throws UnsupportedOperator listing every unknown kind (count and first location)
+/// before anything runs. `run` executes it node by node; in `Mode::Fused` an activation
+/// whose input is produced by a linear/conv/elementwise node used nowhere else runs inside
+/// that node (the matmul epilogue or the same elementwise pass).
+class Graph {
+ public:
+  int add_input(std::string name) {
+    inputs_.push_back(new_slot(Value()));
+    input_names_.push_back(std::move(name));
+    return inputs_.back();
+  }
+  int add_constant(Value v) {
+    const int s = new_slot(std::move(v));
+    is_constant_[size_t(s)] = true;
+    return s;
+  }
+  /// Adds a node of `kind`; returns its `n_outputs` new output slots.
+  std::vector<int> add_node(const std::string& kind, std::vector<int> inputs, int n_outputs, std::string location) {
+    Node n;
+    n.kind = kind;
+    n.op = registry().find(kind);
+    n.inputs = std::move(inputs);
+    for (int i = 0; i < n_outputs; ++i) n.outputs.push_back(new_slot(Value()));
+    n.location = std::move(location);
+    if (!n.op) {
+      auto& m = missing_[kind];
+      if (m.count++ == 0) m.first = n.location;
+    }
+    nodes_.push_back(std::move(n));
+    return nodes_.back().outputs;
+  }
+  /// Records a problem that makes the graph unrunnable (e.g. control flow); reported by
+  /// `finalize` together with the unknown operators.
+  void add_unsupported(const std::string& kind, const std::string& location, const std::string& why = "") {
+    auto& m = missing_[kind];
+    if (m.count++ == 0) m.first = location;
+    if (!why.empty()) m.why = why;
+  }
+  void set_outputs(std::vector<int> outs) { outputs_ = std::move(outs); }
+
+  /// Checks every node has an op and plans both execution orders.
+  /// **Errors:** UnsupportedOperator listing each missing kind with its count and first location.
+  void finalize() {
+    if (!missing_.empty()) {
+      std::string msg = "the model uses " + std::to_string(missing_.size()) +
+                        " operator kind(s) torchtpu does not support (add them with torchtpu::register_op):";
+      for (const auto& [k, m] : missing_) {
+        msg += "\n  " + k + " x" + std::to_string(m.count) + ", first at " + m.first;
+        if (!m.why.empty()) msg += " (" + m.why + ")";
+      }
+      throw UnsupportedOperator(msg);
+    }
+    plain_ = plan(nodes_);
+    fused_ = plan(fuse(nodes_));
+  }
+
+  /// Runs the graph on `inputs` (one per graph input). Returns the graph outputs.
+  /// **Errors:** ValueError for a wrong input count or kind; any kernel error is rethrown with
+  /// the same type, prefixed by the failing node's kind and location.
+  std::vector<Value> run(std::vector<Value> inputs, Mode mode = Mode::Fused) const {
+    if (inputs.size() != inputs_.size())
+      throw ValueError("forward: the model takes " + std::to_string(inputs_.size()) + " input(s), got " +
+                       std::to_string(inputs.size()));
+    const Plan& p = mode == Mode::Fused ? fused_ : plain_;
+    std::vector<Value> slots = slots_;
+    for (size_t i = 0; i < inputs.size(); ++i) slots[size_t(inputs_[i])] = std::move(inputs[i]);
+    std::vector<const Value*> in;
+    for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
+      const Node& n = p.nodes[ni];
+      in.clear();
+      for (int s : n.inputs) in.push_back(&slots[size_t(s)]);
+      std::vector<Value> out(n.outputs.size());
+      OpContext ctx{in, out, n.epilogue};
+      try {
+        n.op->kernel(ctx);
+      } catch (const ShapeError& e) { throw ShapeError(context(n) + e.what());
+      } catch (const TypeError& e) { throw TypeError(context(n) + e.what());
+      } catch (const IndexError& e) { throw IndexError(context(n) + e.what());
+      } catch (const ValueError& e) { throw ValueError(context(n) + e.what());
+      } catch (const UnsupportedOperator& e) { throw UnsupportedOperator(context(n) + e.what());
+      } catch (const Error& e) { throw Error(context(n) + e.what());
+      } catch (const std::exception& e) { throw Error(context(n) + e.what()); }
+      if (mode == Mode::Debug) check_finite(n, out);
+      for (size_t i = 0; i < out.size(); ++i) slots[size_t(n.outputs[i])] = std::move(out[i]);
+      for (int s : p.frees[ni]) slots[size_t(s)] = Value();
+    }
+    std::vector<Value> r;
+    for (int s : outputs_) r.push_back(slots[size_t(s)]);
+    return r;
+  }
+
+  const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  /// Number of nodes each mode executes (fused mode runs fewer: activations merged).
+  size_t executed_nodes(Mode mode) const noexcept { return (mode == Mode::Fused ? fused_ : plain_).nodes.size(); }
+  size_t num_inputs() const noexcept { return inputs_.size(); }
+  size_t num_outputs() const noexcept { return outputs_.size(); }
+  /// Node kinds with their counts (prim::Constant excluded).
+  std::map<std::string, int> kind_counts() const {
+    std::map<std::string, int> m;
+    for (const auto& n : nodes_) ++m[n.kind];
+    return m;
+  }
+
+ private:
+  struct Missing {
+    int count = 0;
+    std::string first, why;
+  };
+  struct Plan {
+    std::vector<Node> nodes;
+    std::vector<std::vector<int>> frees;  ///< slots to release after each node
+  };
+
+  int new_slot(Value v) {
+    slots_.push_back(std::move(v));
+    is_constant_.push_back(false);
+    return int(slots_.size()) - 1;
+  }
+
+  static std::string context(const Node& n) { return "forward: " + n.kind + " at " + n.location + ": "; }
+
+  static void check_finite(const Node& n, const std::vector<Value>& out) {
+    for (const Value& v : out) {
+      if (!v.is_tensor()) continue;
+      const FloatTensor t = v.tensor().contiguous();
+      for (int64_t i = 0; i < t.numel(); ++i)
+        if (!std::isfinite(t.data_ptr()[i])) {
+          std::fprintf(stderr, "torchtpu debug: %s at %s produced a non-finite value (shape %s)\n", n.kind.c_str(),
+                       n.location.c_str(), to_string(t.sizes()).c_str());
+          return;
+        }
+    }
+  }
+
+  /// Merges single-use activations into their producers.
+  std::vector<Node> fuse(std::vector<Node> nodes) const {
+    std::vector<int> uses(slots_.size(), 0), producer(slots_.size(), -1);
+    for (const auto& n : nodes)
+      for (int s : n.inputs) ++uses[size_t(s)];
+    for (int s : outputs_) ++uses[size_t(s)];
+    std::vector<bool> dead(nodes.size(), false);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Node& a = nodes[i];
+      for (int s : a.outputs) producer[size_t(s)] = int(i);
+      if (!a.op->epilogue_of || a.inputs.empty()) continue;
+      const int src = a.inputs[0];
+      const int pi = producer[size_t(src)];
+      if (pi < 0 || uses[size_t(src)] != 1) continue;
+      Node& p = nodes[size_t(pi)];
+      if (!p.op->accepts_epilogue || p.epilogue.active() || p.outputs.size() != 1 || p.outputs[0] != src) continue;
+      bool const_args = true;
+      for (size_t k = 1; k < a.inputs.size(); ++k) const_args = const_args && is_constant_[size_t(a.inputs[k])];
+      if (!const_args) continue;
+      std::vector<const Value*> args;
+      for (int s : a.inputs) args.push_back(&slots_[size_t(s)]);
+      Epilogue ep;
+      try {
+        ep = a.op->epilogue_of(args);
+      } catch (const Error&) {
+        continue;  // left to the kernel, which reports the problem with its location
+      }
+      if (!ep.active()) continue;
+      p.epilogue = ep;
+      p.outputs[0] = a.outputs[0];
+      producer[size_t(a.outputs[0])] = pi;
+      dead[i] = true;
+    }
+    std::vector<Node> r;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (!dead[i]) r.push_back(std::move(nodes[i]));
+    return r;
+  }
+
+  /// Computes which slots die after each node (not inputs to later nodes, not outputs,
+  /// not constants).
+  Plan plan(std::vector<Node> nodes) const {
+    Plan p;
+    std::vector<int> last(slots_.size(), -1);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (int s : nodes[i].inputs) last[size_t(s)] = int(i);
+      for (int s : nodes[i].outputs) last[size_t(s)] = std::max(last[size_t(s)], int(i));
+    }
+    for (int s : outputs_) last[size_t(s)] = int(nodes.size());
+    p.frees.resize(nodes.size());
+    for (size_t s = 0; s < slots_.size(); ++s)
+      if (!is_constant_[s] && last[s] >= 0 && last[s] < int(nodes.size())) p.frees[size_t(last[s])].push_back(int(s));
+    p.nodes = std::move(nodes);
+    return p;
+  }
+
+  std::vector<Value> slots_;        ///< initial slot values: constants filled, the rest None
+  std::vector<bool> is_constant_;
+  std::vector<int> inputs_, outputs_;
+  std::vector<std::string> input_names_;
+  std::vector<Node> nodes_;
+  std::map<std::string, Missing> missing_;
+  Plan plain_, fused_;
+};
+
+}  // namespace torchtpu::jit

@@ -1,0 +1,461 @@
+// torchtpu/jit/kernels.hpp — float32 CPU kernels of the run-time graph that are not single
+// expressions: convolution (im2col + the fused matmul, direct loop for depthwise), pooling,
+// batch_norm, layer_norm, cat, multi-head attention; epilogue application.
+#pragma once
+#include <algorithm>  // std::max, std::min
+#include <cmath>      // std::sqrt, std::ceil, std::floor
+#include <cstdint>    // int64_t
+#include <limits>     // std::numeric_limits
+#include <string>     // std::string
+#include <vector>     // std::vector
+
+#include "../core/errors.hpp"  // ShapeError, ValueError
+#include "../ops/arith.hpp"    // add, mul
+#include "../ops/matmul.hpp"   // matmul
+#include "../ops/methods.hpp"  // materialize, clone
+#include "../ops/reduce.hpp"   // softmax
+#include "../ops/unary.hpp"    // relu, silu, clamp, ...
+#include "registry.hpp"        // Epilogue
+#include "value.hpp"           // FloatTensor
+
+namespace torchtpu::jit::kernels {
+
+/// Calls `f(expr')` with `expr'` = the epilogue applied to `e` (one fused expression).
+template <class E, class F>
+void with_epilogue(const Epilogue& ep, const E& e, F&& f) {
+  using K = Epilogue::Kind;
+  switch (ep.kind) {
+    case K::None: f(e); return;
+    case K::Relu: f(torchtpu::relu(e)); return;
+    case K::Clamp: f(torchtpu::clamp(e, ep.lo, ep.hi)); return;
+    case K::Silu: f(torchtpu::silu(e)); return;
+    case K::Sigmoid: f(torchtpu::sigmoid(e)); return;
+    case K::Gelu: f(torchtpu::gelu(e)); return;
+    case K::Hardswish: f(torchtpu::hardswish(e)); return;
+    case K::Hardsigmoid: f(torchtpu::hardsigmoid(e)); return;
+    case K::Tanh: f(torchtpu::tanh(e)); return;
+  }
+}
+
+/// A new contiguous tensor holding `ep(e)`.
+template <class E>
+FloatTensor eval_new(const Epilogue& ep, const E& e) {
+  FloatTensor r;
+  with_epilogue(ep, e, [&](const auto& x) { r = FloatTensor(x); });
+  return r;
+}
+
+/// `ep(e)` written into `dest` (same shape; broadcasting `e`).
+template <class E>
+void eval_into(const FloatTensor& dest, const Epilogue& ep, const E& e) {
+  FloatTensor d = dest;
+  with_epilogue(ep, e, [&](const auto& x) { d.copy_(x); });
+}
+
+inline std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+/// Two spatial parameters from a list of 1 or 2 ints (PyTorch's `_pair`).
+inline void pair(const std::vector<int64_t>& v, int64_t& a, int64_t& b, const char* op, const char* name) {
+  if (v.size() == 1) a = b = v[0];
+  else if (v.size() == 2) { a = v[0]; b = v[1]; }
+  else throw ValueError(std::string(op) + ": " + name + " must have 1 or 2 entries, got " + list_str(v));
+}
+
+/// `linear(x, w, b)` with the epilogue fused into the matmul: `x: [..., in]`, `w: [out, in]`,
+/// `b: [out]` or undefined → `[..., out]`. **Errors:** ShapeError naming both shapes.
+inline FloatTensor linear(const FloatTensor& x, const FloatTensor& w, const FloatTensor* b, const Epilogue& ep) {
+  if (w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1))
+    throw ShapeError("aten::linear: input " + to_string(x.sizes()) + " and weight " + to_string(w.sizes()) +
+                     " do not fit (expected input [..., " + (w.dim() == 2 ? std::to_string(w.size(1)) : "?") + "])");
+  if (b && (b->dim() != 1 || b->size(0) != w.size(0)))
+    throw ShapeError("aten::linear: bias " + to_string(b->sizes()) + " does not fit weight " + to_string(w.sizes()));
+  Dims out_shape = x.sizes();
+  out_shape[out_shape.size() - 1] = w.size(0);
+  FloatTensor out = FloatTensor::empty(out_shape);
+  if (out.numel() == 0) return out;
+  const FloatTensor x2 = x.dim() == 2 ? x : x.reshape(Dims{-1, x.size(-1)});
+  const FloatTensor o2 = out.view(Dims{x2.size(0), w.size(0)});
+  if (b) eval_into(o2, ep, torchtpu::add(torchtpu::matmul(x2, w.t()), *b));
+  else eval_into(o2, ep, torchtpu::matmul(x2, w.t()));
+  return out;
+}
+
+/// Output size of a convolution / pooling window along one axis (PyTorch's formula).
+inline int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  const int64_t span = in + 2 * p - d * (k - 1) - 1;
+  int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;  // span >= 0 checked by the caller
+  if (ceil_mode && (o - 1) * s >= in + p) --o;  // the last window must start inside the input
+  return o;
+}
+
+/// 2-D convolution (NCHW, float32), the epilogue fused: `x: [N, C, H, W]`,
+/// `w: [OC, C/groups, KH, KW]`, `b: [OC]` or null. Grouped convolutions run one matmul per
+/// group on an im2col buffer (1×1 stride-1 convolutions read the input directly); depthwise
+/// ones (one input channel per group) run a direct loop. An unbatched `[C, H, W]` input
+/// gives `[OC, OH, OW]`. **Errors:** ShapeError for shapes that do not fit, ValueError for
+/// non-positive stride/dilation.
+inline FloatTensor conv2d(FloatTensor x, const FloatTensor& w, const FloatTensor* b, std::vector<int64_t> stride_v,
+                          std::vector<int64_t> pad_v, std::vector<int64_t> dil_v, int64_t groups,
+                          const Epilogue& ep) {
+  const char* op = "aten::_convolution";
+  const bool unbatched = x.dim() == 3;
+  if (unbatched) x = x.unsqueeze(0);
+  if (x.dim() != 4 || w.dim() != 4)
+    throw ShapeError(std::string(op) + ": only 2-D convolutions are supported: input " + to_string(x.sizes()) +
+                     ", weight " + to_string(w.sizes()));
+  int64_t sh, sw, ph, pw, dh, dw;
+  pair(stride_v, sh, sw, op, "stride");
+  pair(pad_v, ph, pw, op, "padding");
+  pair(dil_v, dh, dw, op, "dilation");
+  if (sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0 || ph < 0 || pw < 0)
+    throw ValueError(std::string(op) + ": stride and dilation must be positive, padding non-negative");
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t OC = w.size(0), Cg = w.size(1), KH = w.size(2), KW = w.size(3);
+  if (groups <= 0 || C != Cg * groups || OC % groups != 0)
+    throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " with weight " + to_string(w.sizes()) +
+                     " and groups=" + std::to_string(groups) + ": expected input channels = " +
+                     std::to_string(Cg * groups));
+  if (b && (b->dim() != 1 || b->size(0) != OC))
+    throw ShapeError(std::string(op) + ": bias " + to_string(b->sizes()) + " does not fit weight " + to_string(w.sizes()));
+  if (H + 2 * ph < dh * (KH - 1) + 1 || W + 2 * pw < dw * (KW - 1) + 1)
+    throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " (padded by " + std::to_string(ph) + "x" +
+                     std::to_string(pw) + ") is smaller than the kernel " + to_string(w.sizes()));
+  const int64_t OH = window_out(H, KH, sh, ph, dh, false), OW = window_out(W, KW, sw, pw, dw, false);
+  const int64_t L = OH * OW, OCg = OC / groups, K = Cg * KH * KW;
+  x = x.contiguous();
+  const FloatTensor wc = w.contiguous();
+  FloatTensor out = FloatTensor::empty(Dims{N, OC, OH, OW});
+  const float* xp = x.data_ptr();
+  float* op_ = out.data_ptr();
+
+  if (Cg == 1 && OCg == 1) {
+    // Depthwise: each output channel reads one input channel.
+    const float* wp = wc.data_ptr();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < OC; ++c) {
+        const float* xc = xp + (n * C + c) * H * W;
+        const float* wk = wp + c * KH * KW;
+        float* oc = op_ + (n * OC + c) * L;
+        const float bias = b ? b->at(c) : 0.0f;
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            float acc = 0.0f;
+            for (int64_t i = 0; i < KH; ++i) {
+              const int64_t ih = oh * sh - ph + i * dh;
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t j = 0; j < KW; ++j) {
+                const int64_t iw = ow * sw - pw + j * dw;
+                if (iw < 0 || iw >= W) continue;
+                acc += xc[ih * W + iw] * wk[i * KW + j];
+              }
+            }
+            oc[oh * OW + ow] = acc + bias;
+          }
+      }
+    if (ep.active()) eval_into(out, ep, out);
+    return unbatched ? out.squeeze(0) : out;
+  }
+
+  const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+  FloatTensor cols = direct ? FloatTensor() : FloatTensor::empty(Dims{K, L});
+  const FloatTensor w2 = wc.view(Dims{OC, K});
+  FloatTensor bias2;
+  if (b) bias2 = b->view(Dims{OC, 1});
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t g = 0; g < groups; ++g) {
+      FloatTensor src;
+      if (direct) {
+        src = x.select(0, n).narrow(0, g * Cg, Cg).view(Dims{Cg, L});
+      } else {
+        float* cp = cols.data_ptr();
+        for (int64_t c = 0; c < Cg; ++c) {
+          const float* xc = xp + (n * C + g * Cg + c) * H * W;
+          for (int64_t i = 0; i < KH; ++i)
+            for (int64_t j = 0; j < KW; ++j) {
+              float* row = cp + ((c * KH + i) * KW + j) * L;
+              for (int64_t oh = 0; oh < OH; ++oh) {
+                const int64_t ih = oh * sh - ph + i * dh;
+                float* r = row + oh * OW;
+                if (ih < 0 || ih >= H) {
+                  for (int64_t ow = 0; ow < OW; ++ow) r[ow] = 0.0f;
+                  continue;
+                }
+                const float* xr = xc + ih * W;
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                  const int64_t iw = ow * sw - pw + j * dw;
+                  r[ow] = (iw >= 0 && iw < W) ? xr[iw] : 0.0f;
+                }
+              }
+            }
+        }
+        src = cols;
+      }
+      const FloatTensor dest = out.select(0, n).narrow(0, g * OCg, OCg).view(Dims{OCg, L});
+      const FloatTensor wg = w2.narrow(0, g * OCg, OCg);
+      if (b) eval_into(dest, ep, torchtpu::add(torchtpu::matmul(wg, src), bias2.narrow(0, g * OCg, OCg)));
+      else eval_into(dest, ep, torchtpu::matmul(wg, src));
+    }
+  }
+  return unbatched ? out.squeeze(0) : out;
+}
+
+/// Checks a pooling input: `[N, C, H, W]` or `[C, H, W]`; returns it as 4-D contiguous.
+inline FloatTensor pool_input(const FloatTensor& x, const char* op, bool& unbatched) {
+  unbatched = x.dim() == 3;
+  if (x.dim() != 3 && x.dim() != 4)
+    throw ShapeError(std::string(op) + ": expected a 3-D or 4-D input, got " + to_string(x.sizes()));
+  return (unbatched ? x.unsqueeze(0) : x).contiguous();
+}
+
+/// max_pool2d (PyTorch semantics: padding counts as -inf, NaN propagates, ceil_mode).
+/// An empty stride means stride = kernel. **Errors:** ShapeError, ValueError.
+inline FloatTensor max_pool2d(const FloatTensor& xin, std::vector<int64_t> k_v, std::vector<int64_t> s_v,
+                              std::vector<int64_t> p_v, std::vector<int64_t> d_v, bool ceil_mode) {
+  const char* op = "aten::max_pool2d";
+  bool unb;
+  const FloatTensor x = pool_input(xin, op, unb);
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  pair(k_v, kh, kw, op, "kernel_size");
+  if (s_v.empty()) s_v = k_v;
+  pair(s_v, sh, sw, op, "stride");
+  pair(p_v, ph, pw, op, "padding");
+  pair(d_v, dh, dw, op, "dilation");
+  if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0 || ph > kh / 2 || pw > kw / 2)
+    throw ValueError(std::string(op) + ": invalid kernel/stride/padding/dilation");
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  if (H + 2 * ph < dh * (kh - 1) + 1 || W + 2 * pw < dw * (kw - 1) + 1)
+    throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " is smaller than the window");
+  const int64_t OH = window_out(H, kh, sh, ph, dh, ceil_mode), OW = window_out(W, kw, sw, pw, dw, ceil_mode);
+  FloatTensor out = FloatTensor::empty(Dims{N, C, OH, OW});
+  const float* xp = x.data_ptr();
+  float* o = out.data_ptr();
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    const float* xc = xp + nc * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t ih = oh * sh - ph + i * dh;
+          if (ih < 0 || ih >= H) continue;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t iw = ow * sw - pw + j * dw;
+            if (iw < 0 || iw >= W) continue;
+            const float v = xc[ih * W + iw];
+            if (v > m || v != v) m = v;
+          }
+        }
+        *o++ = m;
+      }
+  }
+  return unb ? out.squeeze(0) : out;
+}
+
+/// avg_pool2d with PyTorch's divisor rules (count_include_pad counts padding inside the
+/// padded input; divisor_override <= 0 means none).
+inline FloatTensor avg_pool2d(const FloatTensor& xin, std::vector<int64_t> k_v, std::vector<int64_t> s_v,
+                              std::vector<int64_t> p_v, bool ceil_mode, bool count_include_pad,
+                              int64_t divisor_override) {
+  const char* op = "aten::avg_pool2d";
+  bool unb;
+  const FloatTensor x = pool_input(xin, op, unb);
+  int64_t kh, kw, sh, sw, ph, pw;
+  pair(k_v, kh, kw, op, "kernel_size");
+  if (s_v.empty()) s_v = k_v;
+  pair(s_v, sh, sw, op, "stride");
+  pair(p_v, ph, pw, op, "padding");
+  if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || ph > kh / 2 || pw > kw / 2)
+    throw ValueError(std::string(op) + ": invalid kernel/stride/padding");
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  if (H + 2 * ph < kh || W + 2 * pw < kw)
+    throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " is smaller than the window");
+  const int64_t OH = window_out(H, kh, sh, ph, 1, ceil_mode), OW = window_out(W, kw, sw, pw, 1, ceil_mode);
+  FloatTensor out = FloatTensor::empty(Dims{N, C, OH, OW});
+  const float* xp = x.data_ptr();
+  float* o = out.data_ptr();
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    const float* xc = xp + nc * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+        int64_t h1 = std::min(h0 + kh, H + ph), w1 = std::min(w0 + kw, W + pw);
+        const int64_t pool = (h1 - h0) * (w1 - w0);
+        h0 = std::max<int64_t>(h0, 0);
+        w0 = std::max<int64_t>(w0, 0);
+        h1 = std::min(h1, H);
+        w1 = std::min(w1, W);
+        float s = 0.0f;
+        for (int64_t i = h0; i < h1; ++i)
+          for (int64_t j = w0; j < w1; ++j) s += xc[i * W + j];
+        const int64_t div = divisor_override > 0 ? divisor_override
+                            : count_include_pad ? pool
+                                                : (h1 - h0) * (w1 - w0);
+        *o++ = div > 0 ? s / float(div) : 0.0f;
+      }
+  }
+  return unb ? out.squeeze(0) : out;
+}
+
+/// adaptive_avg_pool2d: output cell (i, j) averages rows [floor(i·H/OH), ceil((i+1)·H/OH)).
+inline FloatTensor adaptive_avg_pool2d(const FloatTensor& xin, std::vector<int64_t> size_v) {
+  const char* op = "aten::adaptive_avg_pool2d";
+  bool unb;
+  const FloatTensor x = pool_input(xin, op, unb);
+  int64_t OH, OW;
+  pair(size_v, OH, OW, op, "output_size");
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  if (OH <= 0 || OW <= 0) throw ValueError(std::string(op) + ": output size must be positive, got " + list_str(size_v));
+  FloatTensor out = FloatTensor::empty(Dims{N, C, OH, OW});
+  const float* xp = x.data_ptr();
+  float* o = out.data_ptr();
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    const float* xc = xp + nc * H * W;
+    for (int64_t i = 0; i < OH; ++i) {
+      const int64_t h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH;
+      for (int64_t j = 0; j < OW; ++j) {
+        const int64_t w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
+        float s = 0.0f;
+        for (int64_t a = h0; a < h1; ++a)
+          for (int64_t c = w0; c < w1; ++c) s += xc[a * W + c];
+        *o++ = s / float((h1 - h0) * (w1 - w0));
+      }
+    }
+  }
+  return unb ? out.squeeze(0) : out;
+}
+
+/// Eval-mode batch_norm over dim 1: `(x - mean) / sqrt(var + eps) * w + b`, any rank >= 2.
+inline FloatTensor batch_norm(const FloatTensor& x, const FloatTensor* w, const FloatTensor* b,
+                              const FloatTensor& mean, const FloatTensor& var, double eps, const Epilogue& ep) {
+  if (x.dim() < 2) throw ShapeError("aten::batch_norm: expected at least 2-D input, got " + to_string(x.sizes()));
+  const int64_t C = x.size(1);
+  if (mean.numel() != C || var.numel() != C)
+    throw ShapeError("aten::batch_norm: running stats of " + std::to_string(mean.numel()) + " channels for input " +
+                     to_string(x.sizes()));
+  // Per-channel scale and shift, broadcast over [C, 1, ...].
+  FloatTensor scale = FloatTensor::empty(Dims{C}), shift = FloatTensor::empty(Dims{C});
+  for (int64_t c = 0; c < C; ++c) {
+    const double s = (w ? double(w->at(c)) : 1.0) / std::sqrt(double(var.at(c)) + eps);
+    scale.at(c) = float(s);
+    shift.at(c) = float((b ? double(b->at(c)) : 0.0) - double(mean.at(c)) * s);
+  }
+  Dims bs = Dims::filled(x.dim(), 1);
+  bs[1] = C;
+  return eval_new(ep, torchtpu::add(torchtpu::mul(x, scale.view(bs)), shift.view(bs)));
+}
+
+/// layer_norm over the trailing `normalized` dims, statistics in float64.
+inline FloatTensor layer_norm(const FloatTensor& xin, const std::vector<int64_t>& normalized, const FloatTensor* w,
+                              const FloatTensor* b, double eps) {
+  const int nd = int(normalized.size());
+  if (nd == 0 || nd > xin.dim())
+    throw ShapeError("aten::layer_norm: normalized_shape " + list_str(normalized) + " for input " + to_string(xin.sizes()));
+  int64_t M = 1;
+  for (int i = 0; i < nd; ++i) {
+    if (xin.size(xin.dim() - nd + i) != normalized[size_t(i)])
+      throw ShapeError("aten::layer_norm: normalized_shape " + list_str(normalized) + " does not match input " +
+                       to_string(xin.sizes()));
+    M *= normalized[size_t(i)];
+  }
+  if ((w && w->numel() != M) || (b && b->numel() != M))
+    throw ShapeError("aten::layer_norm: weight/bias size does not match normalized_shape " + list_str(normalized));
+  const FloatTensor x = xin.contiguous();
+  const FloatTensor wc = w ? w->contiguous() : FloatTensor(), bc = b ? b->contiguous() : FloatTensor();
+  FloatTensor out = FloatTensor::empty(x.sizes());
+  const int64_t rows = M ? x.numel() / M : 0;
+  const float* xp = x.data_ptr();
+  float* o = out.data_ptr();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = xp + r * M;
+    double s = 0;
+    for (int64_t i = 0; i < M; ++i) s += xr[i];
+    const double mu = s / double(M);
+    double v = 0;
+    for (int64_t i = 0; i < M; ++i) v += (xr[i] - mu) * (xr[i] - mu);
+    const double rstd = 1.0 / std::sqrt(v / double(M) + eps);
+    float* orow = o + r * M;
+    for (int64_t i = 0; i < M; ++i) {
+      double y = (xr[i] - mu) * rstd;
+      if (w) y *= wc.data_ptr()[i];
+      if (b) y += bc.data_ptr()[i];
+      orow[i] = float(y);
+    }
+  }
+  return out;
+}
+
+/// Concatenate along `dim` (shapes must match elsewhere). **Errors:** ShapeError, ValueError.
+inline FloatTensor cat(const std::vector<FloatTensor>& ts, int64_t dim) {
+  if (ts.empty()) throw ValueError("aten::cat: expected a non-empty list of tensors");
+  const FloatTensor& first = ts[0];
+  const int d = wrap_dim(dim, first.dim(), "aten::cat");
+  Dims shape = first.sizes();
+  int64_t total = 0;
+  for (const auto& t : ts) {
+    bool ok = t.dim() == first.dim();
+    for (int i = 0; ok && i < t.dim(); ++i) ok = i == d || t.size(i) == shape[i];
+    if (!ok)
+      throw ShapeError("aten::cat: sizes of tensors must match except in dimension " + std::to_string(d) + ": " +
+                       to_string(first.sizes()) + " and " + to_string(t.sizes()));
+    total += t.size(d);
+  }
+  shape[d] = total;
+  FloatTensor out = FloatTensor::empty(shape);
+  int64_t off = 0;
+  for (const auto& t : ts) {
+    if (t.size(d)) out.narrow(d, off, t.size(d)).copy_(t);
+    off += t.size(d);
+  }
+  return out;
+}
+
+/// Scaled dot-product self/cross attention as `nn.MultiheadAttention`'s fast path computes it
+/// (aten::_native_multi_head_attention, batch_first): `q: [B, Lq, E]`, `k, v: [B, Lk, E]`,
+/// packed in-projection `qkv_w: [3E, E]`, `qkv_b: [3E]`, out-projection `[E, E]`, `[E]`.
+/// Returns `[B, Lq, E]`; with `need_weights`, `weights` gets `[B, Lq, Lk]` averaged over
+/// heads (or `[B, H, Lq, Lk]` when not averaged). No masks.
+inline FloatTensor multi_head_attention(const FloatTensor& q, const FloatTensor& k, const FloatTensor& v, int64_t E,
+                                        int64_t heads, const FloatTensor& qkv_w, const FloatTensor& qkv_b,
+                                        const FloatTensor& proj_w, const FloatTensor& proj_b, bool need_weights,
+                                        bool average, FloatTensor* weights) {
+  const char* op = "aten::_native_multi_head_attention";
+  if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3 || q.size(2) != E || heads <= 0 || E % heads != 0)
+    throw ShapeError(std::string(op) + ": query " + to_string(q.sizes()) + " with embed_dim " + std::to_string(E) +
+                     " and " + std::to_string(heads) + " heads");
+  const int64_t B = q.size(0), Lq = q.size(1), Lk = k.size(1), hd = E / heads;
+  const Epilogue none{};
+  FloatTensor qp, kp, vp;
+  const bool self = q.storage() == k.storage() && q.storage() == v.storage() && q.data_ptr() == k.data_ptr() &&
+                    q.data_ptr() == v.data_ptr() && q.sizes() == k.sizes() && q.sizes() == v.sizes();
+  if (self) {
+    const FloatTensor qkv = linear(q, qkv_w, &qkv_b, none);  // [B, L, 3E]
+    qp = qkv.narrow(2, 0, E);
+    kp = qkv.narrow(2, E, E);
+    vp = qkv.narrow(2, 2 * E, E);
+  } else {
+    const FloatTensor wq = qkv_w.narrow(0, 0, E), wk = qkv_w.narrow(0, E, E), wv = qkv_w.narrow(0, 2 * E, E);
+    const FloatTensor bq = qkv_b.narrow(0, 0, E), bk = qkv_b.narrow(0, E, E), bv = qkv_b.narrow(0, 2 * E, E);
+    qp = linear(q, wq, &bq, none);
+    kp = linear(k, wk, &bk, none);
+    vp = linear(v, wv, &bv, none);
+  }
+  // [B, L, H, hd] -> [B, H, L, hd]
+  const FloatTensor qh = qp.reshape(Dims{B, Lq, heads, hd}).transpose(1, 2);
+  const FloatTensor kh = kp.reshape(Dims{B, Lk, heads, hd}).transpose(1, 2);
+  const FloatTensor vh = vp.reshape(Dims{B, Lk, heads, hd}).transpose(1, 2);
+  const float scale = float(1.0 / std::sqrt(double(hd)));
+  FloatTensor scores = torchtpu::mul(torchtpu::matmul(qh, kh.transpose(2, 3)), scale);  // [B, H, Lq, Lk]
+  FloatTensor attn = torchtpu::softmax(scores, -1);
+  FloatTensor ctx = torchtpu::matmul(attn, vh);                            // [B, H, Lq, hd]
+  const FloatTensor merged = ctx.transpose(1, 2).reshape(Dims{B, Lq, E});
+  if (need_weights && weights) {
+    if (average) *weights = FloatTensor(torchtpu::mean(attn, Dims{1}, false));
+    else *weights = attn;
+  }
+  return linear(merged, proj_w, &proj_b, none);
+}
+
+}  // namespace torchtpu::jit::kernels

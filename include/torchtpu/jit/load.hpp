@@ -1,0 +1,234 @@
+// torchtpu/jit/load.hpp — `torchtpu::jit::load`: reads a TorchScript module with libtorch,
+// freezes and inlines it, and maps its graph through the operator registry into a run-time
+// `Graph` whose weights are the module's own constant tensors (no copy). Needs libtorch.
+#pragma once
+#include <filesystem>  // std::filesystem::exists
+#include <memory>      // std::shared_ptr
+#include <string>      // std::string
+#include <unordered_map>  // std::unordered_map
+#include <vector>      // std::vector
+
+#include <torch/csrc/jit/api/module.h>      // torch::jit::freeze
+#include <torch/csrc/jit/ir/constants.h>    // torch::jit::toIValue
+#include <torch/csrc/jit/passes/inliner.h>  // torch::jit::Inline
+#include <torch/script.h>                   // torch::jit::load, torch::jit::Module
+
+#include "../core/errors.hpp"     // ValueError, TypeError, UnsupportedOperator
+#include "../core/factories.hpp"  // from_blob
+#include "graph.hpp"              // Graph
+#include "registry.hpp"           // Mode
+
+namespace torchtpu::jit {
+
+namespace detail {
+
+/// A float32 CPU `at::Tensor` as a torchtpu tensor sharing its memory; the returned tensor
+/// keeps `t`'s storage alive. **Errors:** TypeError for other dtypes or devices.
+inline FloatTensor borrow_float(const at::Tensor& t, const std::string& what) {
+  if (t.scalar_type() != at::kFloat)
+    throw TypeError(what + ": has dtype " + std::string(c10::toString(t.scalar_type())) +
+                    "; torchtpu's TorchScript runtime computes in float32");
+  if (!t.device().is_cpu()) throw TypeError(what + ": is on " + t.device().str() + ", expected a cpu tensor");
+  if (t.dim() > max_rank) throw ShapeError(what + ": rank " + std::to_string(t.dim()) + " exceeds 8");
+  Dims sizes, strides;
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    sizes.push_back(t.size(i));
+    strides.push_back(t.stride(i));
+  }
+  if (t.numel() == 0) return FloatTensor::empty(sizes);
+  return from_blob<float>(t.data_ptr<float>(), sizes, [keep = t](void*) {}, strides);
+}
+
+/// A torchtpu tensor as an `at::Tensor` sharing its memory (keeps the storage alive).
+inline at::Tensor to_torch_float(const FloatTensor& t) {
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end()), strides(t.strides().begin(), t.strides().end());
+  auto keep = std::make_shared<FloatTensor>(t);
+  return torch::from_blob(t.data_ptr(), sizes, strides, [keep](void*) {}, torch::TensorOptions().dtype(at::kFloat));
+}
+
+/// `node 12 (file.py:30)` for error messages.
+inline std::string location(const torch::jit::Node* n, int index) {
+  std::string s = "node " + std::to_string(index);
+  const auto& r = n->sourceRange();
+  if (r.source()) {
+    if (auto flc = r.file_line_col()) {
+      s += " (" + std::get<0>(*flc) + ":" + std::to_string(std::get<1>(*flc)) + ")";
+    }
+  }
+  return s;
+}
+
+/// A TorchScript constant as a graph value; returns false for kinds the runtime lacks.
+inline bool to_value(const c10::IValue& v, Value& out, std::string& why) {
+  if (v.isNone()) { out = Value(); return true; }
+  if (v.isBool()) { out = Value(v.toBool()); return true; }
+  if (v.isInt()) { out = Value(int64_t(v.toInt())); return true; }
+  if (v.isDouble()) { out = Value(v.toDouble()); return true; }
+  if (v.isString()) { out = Value(v.toStringRef()); return true; }
+  if (v.isDevice()) { out = Value(v.toDevice().str()); return true; }
+  if (v.isIntList()) { out = Value(v.toIntVector()); return true; }
+  if (v.isDoubleList()) { out = Value(v.toDoubleVector()); return true; }
+  if (v.isBoolList()) {
+    std::vector<int64_t> l;
+    for (bool b : v.toBoolList()) l.push_back(b);
+    out = Value(std::move(l));
+    return true;
+  }
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (t.scalar_type() == at::kFloat) { out = Value(borrow_float(t, "constant")); return true; }
+    if (t.dim() == 0 && (t.scalar_type() == at::kLong || t.scalar_type() == at::kInt)) {
+      out = Value(int64_t(t.item<int64_t>()));
+      return true;
+    }
+    if (t.dim() == 0 && t.scalar_type() == at::kDouble) { out = Value(t.item<double>()); return true; }
+    why = std::string("tensor constant of dtype ") + c10::toString(t.scalar_type()) + " (float32 only)";
+    return false;
+  }
+  if (v.isTensorList()) {
+    std::vector<FloatTensor> l;
+    for (const at::Tensor& t : v.toTensorVector()) {
+      if (t.scalar_type() != at::kFloat) { why = "tensor list constant with non-float32 tensors"; return false; }
+      l.push_back(borrow_float(t, "constant"));
+    }
+    out = Value(std::move(l));
+    return true;
+  }
+  why = "constant of type " + v.tagKind();
+  return false;
+}
+
+}  // namespace detail
+
+/// A TorchScript model imported into torchtpu: the run-time graph plus the libtorch module
+/// it came from (which owns the weights the graph reads, and serves `torch_forward`).
+class Module {
+ public:
+  /// Runs the graph. **Errors:** see Graph::run.
+  std::vector<Value> forward(std::vector<Value> inputs, Mode mode = Mode::Fused) const {
+    return s_->graph.run(std::move(inputs), mode);
+  }
+  /// One float32 tensor in, the first tensor output out. **Errors:** TypeError when the model
+  /// does not return a tensor; anything Graph::run throws.
+  FloatTensor forward(const FloatTensor& x, Mode mode = Mode::Fused) const {
+    auto out = forward(std::vector<Value>{Value(x)}, mode);
+    if (out.empty()) throw TypeError("forward: the model returns nothing");
+    if (out[0].kind() == Value::Kind::TensorList && !out[0].tensors().empty()) return out[0].tensors()[0];
+    return out[0].tensor("forward: model output");
+  }
+  /// libtorch's own forward on `x` (no grad), first tensor output; for comparisons.
+  at::Tensor torch_forward(const at::Tensor& x) const {
+    c10::InferenceMode guard;
+    c10::IValue r = s_->module.forward({x});
+    if (r.isTuple()) r = r.toTupleRef().elements().at(0);
+    if (r.isTensorList()) return r.toTensorVector().at(0);
+    return r.toTensor();
+  }
+  const Graph& graph() const noexcept { return s_->graph; }
+  const std::string& path() const noexcept { return s_->path; }
+  /// Whether `load` had to freeze the module (it was not saved frozen).
+  bool was_frozen_on_load() const noexcept { return s_->froze; }
+
+ private:
+  friend Module load(const std::string& path);
+  struct State {
+    torch::jit::Module module;
+    Graph graph;
+    std::string path;
+    bool froze = false;
+  };
+  std::shared_ptr<State> s_ = std::make_shared<State>();
+};
+
+/// Loads a TorchScript file (traced, ideally frozen; frozen here if not) and builds its
+/// run-time graph.
+///
+/// **Errors:** ValueError for a missing file or one that is not a TorchScript module (the
+/// libtorch message is kept), or a module without `forward`; UnsupportedOperator listing
+/// every node kind the registry lacks — and control flow (`prim::If`, `prim::Loop`) —
+/// with its count and first graph location, before anything runs.
+inline Module load(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw ValueError("torchtpu::jit::load: cannot open '" + path + "': no such file");
+  Module m;
+  m.s_->path = path;
+  try {
+    m.s_->module = torch::jit::load(path);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    const auto nl = msg.find('\n');
+    if (nl != std::string::npos) msg.resize(nl);
+    throw ValueError("torchtpu::jit::load: '" + path + "' is not a TorchScript module (libtorch: " + msg + ")");
+  }
+  auto& tm = m.s_->module;
+  if (!tm.find_method("forward")) throw ValueError("torchtpu::jit::load: '" + path + "' has no forward method");
+  tm.eval();
+  auto has_attr_reads = [](const torch::jit::Graph& g) {
+    for (const auto* n : g.nodes())
+      if (n->kind() == c10::prim::GetAttr || n->kind() == c10::prim::CallMethod) return true;
+    return false;
+  };
+  if (has_attr_reads(*tm.get_method("forward").graph())) {
+    try {
+      tm = torch::jit::freeze(tm);
+      m.s_->froze = true;
+    } catch (const std::exception& e) {
+      std::string msg = e.what();
+      const auto nl = msg.find('\n');
+      if (nl != std::string::npos) msg.resize(nl);
+      throw ValueError("torchtpu::jit::load: '" + path + "' could not be frozen (libtorch: " + msg + ")");
+    }
+  }
+  std::shared_ptr<torch::jit::Graph> g = tm.get_method("forward").graph()->copy();
+  torch::jit::Inline(*g);
+
+  Graph& graph = m.s_->graph;
+  std::unordered_map<const torch::jit::Value*, int> slot;
+  for (const torch::jit::Value* v : g->inputs()) {
+    if (v->type()->kind() == c10::TypeKind::ClassType) continue;  // `self`: unused once frozen
+    slot[v] = graph.add_input(v->debugName());
+  }
+  int index = 0;
+  for (const torch::jit::Node* n : g->nodes()) {
+    const std::string kind = n->kind().toQualString();
+    const std::string loc = detail::location(n, index++);
+    if (n->kind() == c10::prim::Constant) {
+      Value v;
+      std::string why;
+      auto iv = torch::jit::toIValue(n->output());
+      if (!iv || !detail::to_value(*iv, v, why)) {
+        graph.add_unsupported("prim::Constant", loc, why.empty() ? "constant kind" : why);
+        slot[n->output()] = graph.add_constant(Value());
+      } else {
+        slot[n->output()] = graph.add_constant(std::move(v));
+      }
+      continue;
+    }
+    if (!n->blocks().empty() || n->kind() == c10::prim::If || n->kind() == c10::prim::Loop) {
+      graph.add_unsupported(kind, loc,
+                            "data-dependent control flow; trace the model (torch.jit.trace) instead of scripting it");
+    } else if (n->kind() == c10::prim::GetAttr || n->kind() == c10::prim::CallMethod ||
+               n->kind() == c10::prim::CallFunction) {
+      graph.add_unsupported(kind, loc, "module state or calls left after freezing");
+    }
+    std::vector<int> ins;
+    for (const torch::jit::Value* v : n->inputs()) {
+      auto it = slot.find(v);
+      ins.push_back(it == slot.end() ? graph.add_constant(Value()) : it->second);
+    }
+    if (!n->blocks().empty() || n->kind() == c10::prim::If || n->kind() == c10::prim::Loop ||
+        n->kind() == c10::prim::GetAttr || n->kind() == c10::prim::CallMethod ||
+        n->kind() == c10::prim::CallFunction) {
+      for (const torch::jit::Value* o : n->outputs()) slot[o] = graph.add_constant(Value());
+      continue;
+    }
+    const auto outs = graph.add_node(kind, std::move(ins), int(n->outputs().size()), loc);
+    for (size_t i = 0; i < outs.size(); ++i) slot[n->outputs()[i]] = outs[i];
+  }
+  std::vector<int> outs;
+  for (const torch::jit::Value* v : g->outputs()) outs.push_back(slot.at(v));
+  graph.set_outputs(std::move(outs));
+  graph.finalize();
+  return m;
+}
+
+}  // namespace torchtpu::jit

@@ -1,0 +1,139 @@
+// torchtpu/jit/registry.hpp — the operator registry of the run-time graph: each TorchScript node
+// kind (`aten::linear`, `prim::ListConstruct`, ...) maps to one `OpDef` holding its CPU kernel,
+// its fusion role and an optional StableHLO lowering; `register_op` adds user ops.
+#pragma once
+#include <functional>     // std::function
+#include <map>            // std::map
+#include <memory>         // std::shared_ptr
+#include <mutex>          // std::mutex, std::lock_guard
+#include <span>           // std::span
+#include <string>         // std::string
+#include <utility>        // std::move
+#include <vector>         // std::vector
+
+#include "../core/errors.hpp"  // ValueError
+#include "value.hpp"           // Value
+
+namespace torchtpu::jit {
+
+/// An elementwise activation fused into the op that produces its input (the matmul/conv
+/// epilogue, or one pass of an elementwise op). `lo`/`hi` are hardtanh's bounds.
+struct Epilogue {
+  enum class Kind { None, Relu, Clamp, Silu, Sigmoid, Gelu, Hardswish, Hardsigmoid, Tanh };
+  Kind kind = Kind::None;
+  double lo = 0, hi = 0;
+  bool active() const noexcept { return kind != Kind::None; }
+};
+
+/// Execution modes (DESIGN.md): `debug` runs node by node with each output checked for
+/// NaN/Inf; `strict` runs node by node; `fused` (the default) fuses activations into their
+/// producers.
+enum class Mode { Debug, Strict, Fused };
+
+/// What a kernel sees: its inputs, the slots for its outputs (sized to the node's output
+/// count), and the fused epilogue it must apply to its (single) output.
+struct OpContext {
+  std::span<const Value* const> in;
+  std::span<Value> out;
+  Epilogue epilogue{};
+  /// Argument `i`, with a clear error when the node has fewer inputs.
+  const Value& arg(size_t i, const char* what) const {
+    if (i >= in.size())
+      throw ValueError(std::string(what) + ": expected at least " + std::to_string(i + 1) + " arguments, got " +
+                       std::to_string(in.size()));
+    return *in[i];
+  }
+};
+
+/// A CPU kernel: reads `ctx.in`, writes every `ctx.out[i]`. Throws torchtpu errors on bad
+/// shapes or argument kinds.
+using Kernel = std::function<void(OpContext& ctx)>;
+
+/// Lowering slot for the PJRT path: given the node's StableHLO operand names and their
+/// types, returns the StableHLO text of the node. Empty (not yet written) for the built-ins;
+/// a PJRT device runs nodes without one on the host.
+struct LoweringContext {
+  std::vector<std::string> operands;       ///< SSA names, e.g. `%3`
+  std::vector<std::string> operand_types;  ///< e.g. `tensor<1x64xf32>`
+  std::string result;                      ///< the SSA name to define
+};
+using Lowering = std::function<std::string(const LoweringContext&, const OpContext&)>;
+
+/// One operator: its TorchScript name, CPU kernel, optional lowering, and fusion roles.
+struct OpDef {
+  std::string name;       ///< TorchScript node kind, e.g. `aten::_convolution`
+  Kernel kernel;          ///< CPU implementation (shape rule included: it checks and throws)
+  Lowering lowering;      ///< optional StableHLO lowering (empty: host fallback on PJRT devices)
+  /// Takes an `Epilogue` (linear, conv, add, ...): a following activation can fuse into it.
+  bool accepts_epilogue = false;
+  /// Is an elementwise activation that can fuse into a producer; `epilogue_of(inputs)` says
+  /// which one (returns Kind::None when the constant arguments do not allow it).
+  std::function<Epilogue(std::span<const Value* const>)> epilogue_of;
+  /// Writes into its first input (`relu_`, `add_`): never fused into a producer that is read
+  /// elsewhere.
+  bool in_place = false;
+};
+
+/// The registry: node kind → OpDef. Thread-safe for registration; look-ups happen when a
+/// model is loaded, never while it runs.
+class Registry {
+ public:
+  /// Add or replace `def.name`. **Errors:** ValueError for an empty name or kernel.
+  void add(OpDef def) {
+    if (def.name.empty()) throw ValueError("register_op: empty operator name");
+    if (!def.kernel) throw ValueError("register_op: '" + def.name + "' has no CPU kernel");
+    const std::string name = def.name;  // (the right side of `=` is evaluated first)
+    auto op = std::make_shared<const OpDef>(std::move(def));
+    std::lock_guard<std::mutex> lock(mu_);
+    ops_[name] = std::move(op);
+  }
+  /// The op named `name`, or null.
+  std::shared_ptr<const OpDef> find(const std::string& name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = ops_.find(name);
+    return it == ops_.end() ? nullptr : it->second;
+  }
+  /// Every registered name, sorted.
+  std::vector<std::string> names() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> r;
+    for (const auto& [k, v] : ops_) r.push_back(k);
+    return r;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const OpDef>> ops_;
+};
+
+inline void register_builtin_ops(Registry& r);  // defined in builtin_ops.hpp (included below)
+
+/// The process-wide registry, holding the built-in ops from the first call on.
+inline Registry& registry() {
+  static Registry r;
+  static const bool initialised = [] {
+    register_builtin_ops(r);
+    return true;
+  }();
+  (void)initialised;
+  return r;
+}
+
+}  // namespace torchtpu::jit
+
+namespace torchtpu {
+
+/// Register (or replace) the operator `name` (a TorchScript node kind such as
+/// `"mylib::fancy"`) with a CPU kernel and optionally a StableHLO lowering. Models loaded
+/// afterwards may use it. **Errors:** ValueError for an empty name or kernel.
+inline void register_op(const std::string& name, jit::Kernel kernel, jit::Lowering lowering = {}) {
+  jit::OpDef def;
+  def.name = name;
+  def.kernel = std::move(kernel);
+  def.lowering = std::move(lowering);
+  jit::registry().add(std::move(def));
+}
+
+}  // namespace torchtpu
+
+#include "builtin_ops.hpp"  // register_builtin_ops: the definitions of the built-in ops

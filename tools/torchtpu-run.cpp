@@ -1,0 +1,270 @@
+// tools/torchtpu-run.cpp — the main job: load a TorchScript model into torchtpu, run it on
+// a .npy input or a labelled CSV, print predictions / accuracy, latency, the accelerator in
+// use, and (--check) the difference to libtorch's own forward on the same input.
+#include <algorithm>  // std::sort, std::max
+#include <chrono>     // std::chrono::steady_clock
+#include <cmath>      // std::abs
+#include <cstdio>     // std::printf, std::fprintf
+#include <cstdlib>    // std::getenv, std::atoi
+#include <string>     // std::string
+#include <vector>     // std::vector
+
+#include <ATen/Parallel.h>          // at::set_num_threads
+#include <torchtpu/core/errors.hpp>  // torchtpu::Error, DeviceUnavailable
+#include <torchtpu/io/csv.hpp>       // read_csv
+#include <torchtpu/io/npy.hpp>       // read_npy, write_npy
+#include <torchtpu/jit/load.hpp>     // torchtpu::jit::load, Module
+
+namespace {
+
+using torchtpu::jit::FloatTensor;
+using torchtpu::jit::Mode;
+
+struct Options {
+  std::string model, input, data, reference, output, device = "auto", mode = "fused";
+  bool check = false;
+  int bench = 0;
+  int torch_threads = 1;
+};
+
+[[noreturn]] void usage(const char* msg = nullptr) {
+  if (msg) std::fprintf(stderr, "torchtpu-run: %s\n", msg);
+  std::fprintf(stderr,
+               "usage: torchtpu-run MODEL.pt [--input FILE.npy | --data FILE.csv] [--device auto|cpu|tpu|cuda]\n"
+               "                    [--mode debug|strict|fused] [--check] [--bench N] [--reference FILE.npy]\n"
+               "                    [--output FILE.npy] [--torch-threads N]\n"
+               "  --input FILE.npy    float32 input tensor, passed to the model as is\n"
+               "  --data FILE.csv     labelled data: every column but the last is a pixel 0..16 (divided by 16),\n"
+               "                      the last is the label; prints the accuracy\n"
+               "  --check             compare with libtorch's forward on the same input (max abs / rel difference)\n"
+               "  --bench N           time N runs (after one warm-up) and print p50/p99; with --check libtorch too\n"
+               "  --reference FILE    compare the output with a saved .npy (e.g. libtorch's output)\n"
+               "  --output FILE       write torchtpu's output as .npy\n");
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--input") o.input = next();
+    else if (a == "--data") o.data = next();
+    else if (a == "--device") o.device = next();
+    else if (a == "--mode") o.mode = next();
+    else if (a == "--check") o.check = true;
+    else if (a == "--bench") o.bench = std::atoi(next().c_str());
+    else if (a == "--reference") o.reference = next();
+    else if (a == "--output") o.output = next();
+    else if (a == "--torch-threads") o.torch_threads = std::atoi(next().c_str());
+    else if (a == "-h" || a == "--help") usage();
+    else if (!a.empty() && a[0] == '-') usage(("unknown option " + a).c_str());
+    else if (o.model.empty()) o.model = a;
+    else usage(("unexpected argument " + a).c_str());
+  }
+  if (o.model.empty()) usage("no model given");
+  if (o.input.empty() == o.data.empty()) usage("give exactly one of --input FILE.npy or --data FILE.csv");
+  if (o.bench < 0) usage("--bench N needs N >= 0");
+  return o;
+}
+
+Mode parse_mode(const std::string& m) {
+  if (m == "debug") return Mode::Debug;
+  if (m == "strict") return Mode::Strict;
+  if (m == "fused") return Mode::Fused;
+  throw torchtpu::ValueError("--mode must be debug, strict or fused, got '" + m + "'");
+}
+
+/// The device the graph runs on. The run-time graph executes on the cpu; PJRT devices
+/// (tpu, cuda, the emulator) need the graph's StableHLO lowering, which is not written yet.
+std::string pick_device(const std::string& d) {
+  if (d == "auto" || d == "cpu") return "cpu";
+  if (d == "tpu" || d == "cuda" || d.rfind("tpu:", 0) == 0 || d.rfind("cuda:", 0) == 0)
+    throw torchtpu::DeviceUnavailable(
+        "--device " + d +
+        ": not available yet for TorchScript models: the run-time graph runs on the cpu only (its lowering to "
+        "StableHLO for PJRT devices is not written); use --device cpu");
+  throw torchtpu::ValueError("--device must be auto, cpu, tpu or cuda, got '" + d + "'");
+}
+
+FloatTensor load_input(const Options& o, std::vector<int64_t>& labels) {
+  if (!o.input.empty()) {
+    const torchtpu::NpyArray a = torchtpu::read_npy(o.input);
+    if (a.dtype != torchtpu::ScalarType::Float)
+      throw torchtpu::TypeError("--input " + o.input + ": holds " + std::string(torchtpu::dtype_name(a.dtype)) +
+                                "; the model takes float32");
+    torchtpu::Dims shape;
+    for (int64_t d : a.shape) shape.push_back(d);
+    return torchtpu::from_data(a.values<float>().data(), shape);
+  }
+  const torchtpu::CsvTable t = torchtpu::read_csv(o.data);
+  if (t.cols < 2) throw torchtpu::ValueError("--data " + o.data + ": needs feature columns and a label column");
+  FloatTensor x = FloatTensor::empty(torchtpu::Dims{t.rows, t.cols - 1});
+  float* p = x.data_ptr();
+  for (int64_t r = 0; r < t.rows; ++r) {
+    for (int64_t c = 0; c + 1 < t.cols; ++c) *p++ = float(t.at(r, c) / 16.0);
+    labels.push_back(int64_t(t.at(r, t.cols - 1)));
+  }
+  return x;
+}
+
+std::vector<int64_t> argmax_rows(const FloatTensor& y) {
+  std::vector<int64_t> r;
+  const FloatTensor c = y.contiguous();
+  if (c.dim() != 2) return r;
+  const int64_t n = c.size(0), k = c.size(1);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = c.data_ptr() + i * k;
+    int64_t best = 0;
+    for (int64_t j = 1; j < k; ++j)
+      if (row[j] > row[best]) best = j;
+    r.push_back(best);
+  }
+  return r;
+}
+
+struct Diff {
+  double max_abs = 0, max_ref = 0;
+  double rel() const { return max_ref > 0 ? max_abs / max_ref : max_abs; }
+};
+
+Diff compare(const FloatTensor& a, const float* ref, int64_t n) {
+  Diff d;
+  const FloatTensor c = a.contiguous();
+  for (int64_t i = 0; i < n; ++i) {
+    d.max_abs = std::max(d.max_abs, double(std::abs(c.data_ptr()[i] - ref[i])));
+    d.max_ref = std::max(d.max_ref, double(std::abs(ref[i])));
+  }
+  return d;
+}
+
+template <class F>
+std::vector<double> time_runs(int n, const char* what, F&& f) {
+  std::vector<double> ms;
+  auto last_report = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    const auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (t1 - last_report > std::chrono::seconds(2)) {
+      std::fprintf(stderr, "  %s: %d/%d runs\n", what, i + 1, n);
+      last_report = t1;
+    }
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+double pct(const std::vector<double>& s, double p) {
+  if (s.empty()) return 0;
+  size_t i = size_t(p * double(s.size() - 1) + 0.5);
+  return s[std::min(i, s.size() - 1)];
+}
+
+int run(const Options& o) {
+  const Mode mode = parse_mode(o.mode);
+  const std::string device = pick_device(o.device);
+  at::set_num_threads(o.torch_threads);
+
+  const auto t_load = std::chrono::steady_clock::now();
+  const torchtpu::jit::Module m = torchtpu::jit::load(o.model);
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
+  std::printf("model: %s (%zu nodes, %zu run in %s mode; loaded in %.1f ms%s)\n", o.model.c_str(),
+              m.graph().nodes().size(), m.graph().executed_nodes(mode), o.mode.c_str(), load_ms,
+              m.was_frozen_on_load() ? ", frozen on load" : "");
+  std::printf("accelerator: %s\n", device.c_str());
+
+  std::vector<int64_t> labels;
+  const FloatTensor x = load_input(o, labels);
+  std::printf("input: %s float32\n", torchtpu::to_string(x.sizes()).c_str());
+
+  const FloatTensor y = m.forward(x, mode);
+  std::printf("output: %s float32\n", torchtpu::to_string(y.sizes()).c_str());
+  const std::vector<int64_t> pred = argmax_rows(y);
+
+  at::Tensor ty;
+  if (o.check) {
+    const at::Tensor tx = torchtpu::jit::detail::to_torch_float(x).clone();
+    ty = m.torch_forward(tx).contiguous();
+    if (ty.scalar_type() != at::kFloat) throw torchtpu::TypeError("--check: libtorch returned a non-float32 output");
+    std::vector<int64_t> ts(y.sizes().begin(), y.sizes().end());
+    if (ty.sizes().vec() != ts)
+      throw torchtpu::ShapeError("--check: libtorch's output has shape " + c10::str(ty.sizes()) +
+                                 ", torchtpu's " + torchtpu::to_string(y.sizes()));
+    const Diff d = compare(y, ty.data_ptr<float>(), ty.numel());
+    std::printf("check vs libtorch: max abs diff %.3g, max rel diff %.3g (max|diff| / max|libtorch|)\n", d.max_abs,
+                d.rel());
+  }
+  if (!o.reference.empty()) {
+    const torchtpu::NpyArray r = torchtpu::read_npy(o.reference);
+    if (r.numel() != y.numel()) throw torchtpu::ShapeError("--reference: element count differs from the output");
+    const Diff d = compare(y, r.values<float>().data(), r.numel());
+    std::printf("reference: max abs diff %.3g, max rel diff %.3g\n", d.max_abs, d.rel());
+  }
+  if (!o.output.empty()) {
+    const FloatTensor c = y.contiguous();
+    std::vector<int64_t> shape(c.sizes().begin(), c.sizes().end());
+    torchtpu::write_npy<float>(o.output, shape, std::span<const float>(c.data_ptr(), size_t(c.numel())));
+  }
+
+  if (!labels.empty() && pred.size() == labels.size()) {
+    int64_t ok = 0;
+    for (size_t i = 0; i < pred.size(); ++i) ok += pred[i] == labels[i];
+    std::printf("accuracy torchtpu: %.2f %% (%lld/%zu)\n", 100.0 * double(ok) / double(pred.size()), (long long)ok,
+                pred.size());
+    if (o.check) {
+      const FloatTensor tyf = torchtpu::jit::detail::borrow_float(ty, "libtorch output");
+      const std::vector<int64_t> tp = argmax_rows(tyf);
+      int64_t tok = 0, same = 0;
+      for (size_t i = 0; i < tp.size(); ++i) {
+        tok += tp[i] == labels[i];
+        same += tp[i] == pred[i];
+      }
+      std::printf("accuracy libtorch: %.2f %% (%lld/%zu)\n", 100.0 * double(tok) / double(tp.size()),
+                  (long long)tok, tp.size());
+      std::printf("predictions equal to libtorch: %lld/%zu%s\n", (long long)same, tp.size(),
+                  same == int64_t(tp.size()) ? "" : "  MISMATCH");
+    }
+  } else if (!pred.empty()) {
+    std::printf("predictions:");
+    for (size_t i = 0; i < pred.size() && i < 20; ++i) std::printf(" %lld", (long long)pred[i]);
+    std::printf("%s\n", pred.size() > 20 ? " ..." : "");
+  }
+
+  if (o.bench > 0) {
+    const auto s = time_runs(o.bench, "torchtpu", [&] { (void)m.forward(x, mode); });
+    std::printf("latency torchtpu (%s, %s): p50 %.3f ms, p99 %.3f ms over %d runs\n", device.c_str(), o.mode.c_str(),
+                pct(s, 0.5), pct(s, 0.99), o.bench);
+    if (o.check) {
+      const at::Tensor tx = torchtpu::jit::detail::to_torch_float(x).clone();
+      (void)m.torch_forward(tx);
+      const auto ts = time_runs(o.bench, "libtorch", [&] { (void)m.torch_forward(tx); });
+      std::printf("latency libtorch (cpu, %d thread%s): p50 %.3f ms, p99 %.3f ms over %d runs\n", o.torch_threads,
+                  o.torch_threads == 1 ? "" : "s", pct(ts, 0.5), pct(ts, 0.99), o.bench);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  try {
+    return run(o);
+  } catch (const torchtpu::UnsupportedOperator& e) {
+    std::fprintf(stderr, "torchtpu-run: unsupported operators: %s\n", e.what());
+    return 3;
+  } catch (const torchtpu::DeviceUnavailable& e) {
+    std::fprintf(stderr, "torchtpu-run: device unavailable: %s\n", e.what());
+    return 4;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "torchtpu-run: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -5,6 +5,7 @@
 #include <cstring>    // std::memcpy
 #include <cstdlib>    // std::getenv, std::atoi
 #include <functional> // std::function
+#include <set>        // std::set
 #include <thread>     // std::thread
 #include <limits>     // std::numeric_limits
 #include <string>     // std::string
@@ -184,146 +185,216 @@ bool float_only_unary(const std::string& n) {
   return n != "negate" && n != "abs" && n != "sign" && n != "not";
 }
 
-Tensor run_unary(const Op& op, const Tensor& x) {
+/// A checked elementwise op, ready to run on any range of elements (whole tensors, or chunks of
+/// a fused elementwise region).
+struct EwPlan {
+  enum Kind { Unary, Not, BinFloat, BinInt, Compare, Select, Clamp, Convert } kind = Unary;
+  UnaryFn f = nullptr;
+  int code = 0;  // binary op or comparison direction
+  ET in_et = ET::F32, out_et = ET::F32;
+  std::vector<bool> scalar;  // operand read from its single element
+};
+
+bool is_elementwise(const std::string& name) {
+  static const std::set<std::string> kOps = {
+      "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2", "and", "or",
+      "xor", "not", "negate", "abs", "sign", "exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt",
+      "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil", "round_nearest_even",
+      "round_nearest_afz", "erf", "is_finite", "compare", "select", "clamp", "convert"};
+  return kOps.count(name.substr(name.find('.') + 1)) > 0;
+}
+
+EwPlan plan_elementwise(const Op& op, const std::vector<const TensorType*>& in, const TensorType& out) {
   const std::string n = op.name.substr(op.name.find('.') + 1);
-  if (float_only_unary(n) && !et_is_float(x.type.et))
-    op_fail(op, std::string("needs a floating operand, got ") + et_name(x.type.et));
-  if (n == "not" && et_is_float(x.type.et)) op_fail(op, "needs a bool or integer operand");
-  const ET out_et = n == "is_finite" ? ET::PRED : x.type.et;
-  Tensor r = make({out_et, x.type.dims});
-  const size_t N = r.data.size();
-  if (n == "not") {
-    for (size_t i = 0; i < N; ++i)
-      r.data[i] = out_et == ET::PRED ? (x.data[i] == 0) : wrap_int(out_et, ~to_i64(x.data[i]));
-    return r;
-  }
-  const UnaryFn f = unary_fn(n);
-  if (f == nullptr) op_fail(op, "unsupported unary op", kUnimplemented);
-  for (size_t i = 0; i < N; ++i) r.data[i] = et_round(out_et, f(x.data[i]));
-  return r;
-}
-
-Tensor run_binary(const Op& op, const Tensor& a, const Tensor& b) {
-  if (!(a.type == b.type))
-    op_fail(op, "operand types " + a.type.str() + " and " + b.type.str() + " differ");
-  const std::string n = op.name.substr(op.name.find('.') + 1);
-  const ET t = a.type.et;
-  Tensor r = make(a.type);
-  const size_t N = r.data.size();
-  const double* x = a.data.data();
-  const double* y = b.data.data();
-  double* z = r.data.data();
-  if (et_is_float(t)) {
-    if (n == "add") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] + y[i]);
-    else if (n == "subtract") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] - y[i]);
-    else if (n == "multiply") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] * y[i]);
-    else if (n == "divide") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, x[i] / y[i]);
-    else if (n == "maximum") for (size_t i = 0; i < N; ++i) z[i] = (std::isnan(x[i]) || std::isnan(y[i])) ? NAN : std::max(x[i], y[i]);
-    else if (n == "minimum") for (size_t i = 0; i < N; ++i) z[i] = (std::isnan(x[i]) || std::isnan(y[i])) ? NAN : std::min(x[i], y[i]);
-    else if (n == "remainder") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, std::fmod(x[i], y[i]));
-    else if (n == "power") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, std::pow(x[i], y[i]));
-    else if (n == "atan2") for (size_t i = 0; i < N; ++i) z[i] = et_round(t, std::atan2(x[i], y[i]));
-    else op_fail(op, std::string("not defined for ") + et_name(t));
-    return r;
-  }
-  const bool uns = et_is_unsigned(t);
-  static const char* const kIntOps[] = {"add", "subtract", "multiply", "divide", "remainder", "maximum",
-                                        "minimum", "and", "or", "xor", "power"};
-  int code = -1;
-  for (int c = 0; c < 11; ++c)
-    if (n == kIntOps[c]) code = c;
-  if (code < 0) op_fail(op, std::string("not defined for ") + et_name(t));
-  for (size_t i = 0; i < N; ++i) {
-    const int64_t p = to_i64(x[i]), q = to_i64(y[i]);
-    const uint64_t up = static_cast<uint64_t>(p), uq = static_cast<uint64_t>(q);
-    int64_t v = 0;
-    switch (code) {
-      case 0: v = static_cast<int64_t>(up + uq); break;
-      case 1: v = static_cast<int64_t>(up - uq); break;
-      case 2: v = static_cast<int64_t>(up * uq); break;
-      case 3:
-      case 4:
-        if (q == 0) v = code == 3 ? -1 : p;  // XLA: x / 0 is all ones, x % 0 is x
-        else if (!uns && p == std::numeric_limits<int64_t>::min() && q == -1) v = code == 3 ? p : 0;
-        else v = code == 3 ? p / q : p % q;
-        break;
-      case 5: v = std::max(p, q); break;
-      case 6: v = std::min(p, q); break;
-      case 7: v = p & q; break;
-      case 8: v = p | q; break;
-      case 9: v = p ^ q; break;
-      default:
-        if (q < 0) {
-          v = p == 1 ? 1 : p == -1 ? (q % 2 ? -1 : 1) : 0;
-        } else {
-          uint64_t acc = 1, base = up;
-          for (int64_t e = q; e > 0; e >>= 1) {
-            if (e & 1) acc *= base;
-            base *= base;
-          }
-          v = static_cast<int64_t>(acc);
-        }
+  EwPlan p;
+  p.out_et = out.et;
+  p.scalar.assign(in.size(), false);
+  auto need = [&](size_t count) {
+    if (in.size() != count) op_fail(op, "expects " + std::to_string(count) + " operands, got " + std::to_string(in.size()));
+  };
+  auto same = [&](const TensorType& a, const TensorType& b) {
+    if (!(a == b)) op_fail(op, "operand types " + a.str() + " and " + b.str() + " differ");
+  };
+  const TensorType* shape = nullptr;  // the operand whose shape the result has
+  ET want = out.et;
+  if (n == "compare") {
+    need(2);
+    same(*in[0], *in[1]);
+    auto it = op.attrs.find("comparison_direction");
+    if (it == op.attrs.end()) op_fail(op, "missing comparison_direction");
+    static const char* const kDirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+    p.code = -1;
+    for (int d = 0; d < 6; ++d)
+      if (it->second.s == kDirs[d]) p.code = d;
+    if (p.code < 0) op_fail(op, "unknown comparison direction '" + it->second.s + "'");
+    p.kind = EwPlan::Compare;
+    shape = in[0];
+    want = ET::PRED;
+  } else if (n == "select") {
+    need(3);
+    same(*in[1], *in[2]);
+    if (in[0]->et != ET::PRED || (!in[0]->dims.empty() && in[0]->dims != in[1]->dims))
+      op_fail(op, "predicate " + in[0]->str() + " does not fit " + in[1]->str());
+    p.kind = EwPlan::Select;
+    p.scalar[0] = in[0]->dims.empty() && !in[1]->dims.empty();
+    shape = in[1];
+    want = in[1]->et;
+  } else if (n == "clamp") {
+    need(3);
+    for (size_t k : {size_t{0}, size_t{2}}) {
+      if (in[k]->et != in[1]->et || (!in[k]->dims.empty() && in[k]->dims != in[1]->dims))
+        op_fail(op, "bound " + in[k]->str() + " does not fit operand " + in[1]->str());
+      p.scalar[k] = in[k]->dims.empty() && !in[1]->dims.empty();
     }
-    z[i] = wrap_int(t, v);
-  }
-  return r;
-}
-
-Tensor run_compare(const Op& op, const Tensor& a, const Tensor& b) {
-  if (!(a.type == b.type)) op_fail(op, "operand types " + a.type.str() + " and " + b.type.str() + " differ");
-  auto it = op.attrs.find("comparison_direction");
-  if (it == op.attrs.end()) op_fail(op, "missing comparison_direction");
-  const std::string d = it->second.s;
-  Tensor r = make({ET::PRED, a.type.dims});
-  int code = d == "EQ" ? 0 : d == "NE" ? 1 : d == "LT" ? 2 : d == "LE" ? 3 : d == "GT" ? 4 : d == "GE" ? 5 : -1;
-  if (code < 0) op_fail(op, "unknown comparison direction '" + d + "'");
-  for (size_t i = 0; i < r.data.size(); ++i) {
-    const double x = a.data[i], y = b.data[i];
-    bool v = false;
-    switch (code) {
-      case 0: v = x == y; break;
-      case 1: v = x != y; break;
-      case 2: v = x < y; break;
-      case 3: v = x <= y; break;
-      case 4: v = x > y; break;
-      default: v = x >= y; break;
+    p.kind = EwPlan::Clamp;
+    shape = in[1];
+    want = in[1]->et;
+  } else if (n == "convert") {
+    need(1);
+    p.kind = EwPlan::Convert;
+    shape = in[0];
+  } else if (n == "not") {
+    need(1);
+    if (et_is_float(in[0]->et)) op_fail(op, "needs a bool or integer operand");
+    p.kind = EwPlan::Not;
+    shape = in[0];
+    want = in[0]->et;
+  } else if (UnaryFn f = unary_fn(n)) {
+    need(1);
+    if (float_only_unary(n) && !et_is_float(in[0]->et))
+      op_fail(op, std::string("needs a floating operand, got ") + et_name(in[0]->et));
+    p.kind = EwPlan::Unary;
+    p.f = f;
+    shape = in[0];
+    want = n == "is_finite" ? ET::PRED : in[0]->et;
+  } else {
+    need(2);
+    same(*in[0], *in[1]);
+    shape = in[0];
+    want = in[0]->et;
+    p.in_et = in[0]->et;
+    if (et_is_float(in[0]->et)) {
+      static const char* const kFloatOps[] = {"add", "subtract", "multiply", "divide", "maximum",
+                                              "minimum", "remainder", "power", "atan2"};
+      p.kind = EwPlan::BinFloat;
+      p.code = -1;
+      for (int c = 0; c < 9; ++c)
+        if (n == kFloatOps[c]) p.code = c;
+    } else {
+      static const char* const kIntOps[] = {"add", "subtract", "multiply", "divide", "remainder", "maximum",
+                                            "minimum", "and", "or", "xor", "power"};
+      p.kind = EwPlan::BinInt;
+      p.code = -1;
+      for (int c = 0; c < 11; ++c)
+        if (n == kIntOps[c]) p.code = c;
     }
-    r.data[i] = v;
+    if (p.code < 0) op_fail(op, std::string("not defined for ") + et_name(in[0]->et));
   }
-  return r;
+  p.in_et = shape->et;
+  if (shape->dims != out.dims || want != out.et)
+    op_fail(op, "result type " + out.str() + " does not match the operands (expected " +
+                    TensorType{want, shape->dims}.str() + ")");
+  return p;
 }
 
-Tensor run_select(const Op& op, const Tensor& p, const Tensor& a, const Tensor& b) {
-  if (!(a.type == b.type)) op_fail(op, "branch types " + a.type.str() + " and " + b.type.str() + " differ");
-  if (p.type.et != ET::PRED || (!p.type.dims.empty() && p.type.dims != a.type.dims))
-    op_fail(op, "predicate " + p.type.str() + " does not fit " + a.type.str());
-  Tensor r = make(a.type);
-  const bool scalar = p.type.dims.empty();
-  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] = (scalar ? p.data[0] : p.data[i]) != 0 ? a.data[i] : b.data[i];
-  return r;
+/// out[i] = round(t, f(i)) with the rounding chosen once.
+template <class F>
+void store_rounded(ET t, size_t n, double* out, F f) {
+  if (t == ET::F32) for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(f(i));
+  else if (t == ET::F64) for (size_t i = 0; i < n; ++i) out[i] = f(i);
+  else for (size_t i = 0; i < n; ++i) out[i] = et_round(t, f(i));
 }
 
-Tensor run_clamp(const Op& op, const Tensor& lo, const Tensor& x, const Tensor& hi) {
-  for (const Tensor* t : {&lo, &hi})
-    if (t->type.et != x.type.et || (!t->type.dims.empty() && t->type.dims != x.type.dims))
-      op_fail(op, "bound " + t->type.str() + " does not fit operand " + x.type.str());
-  Tensor r = make(x.type);
-  for (size_t i = 0; i < r.data.size(); ++i) {
-    const double l = lo.type.dims.empty() ? lo.data[0] : lo.data[i];
-    const double h = hi.type.dims.empty() ? hi.data[0] : hi.data[i];
-    r.data[i] = std::min(std::max(x.data[i], l), h);
+int64_t int_binary(int code, bool uns, int64_t p, int64_t q) {
+  const uint64_t up = static_cast<uint64_t>(p), uq = static_cast<uint64_t>(q);
+  switch (code) {
+    case 0: return static_cast<int64_t>(up + uq);
+    case 1: return static_cast<int64_t>(up - uq);
+    case 2: return static_cast<int64_t>(up * uq);
+    case 3:
+    case 4:
+      if (q == 0) return code == 3 ? -1 : p;  // XLA: x / 0 is all ones, x % 0 is x
+      if (!uns && p == std::numeric_limits<int64_t>::min() && q == -1) return code == 3 ? p : 0;
+      return code == 3 ? p / q : p % q;
+    case 5: return std::max(p, q);
+    case 6: return std::min(p, q);
+    case 7: return p & q;
+    case 8: return p | q;
+    case 9: return p ^ q;
+    default:
+      if (q < 0) return p == 1 ? 1 : p == -1 ? (q % 2 ? -1 : 1) : 0;
+      uint64_t acc = 1, base = up;
+      for (int64_t e = q; e > 0; e >>= 1) {
+        if (e & 1) acc *= base;
+        base *= base;
+      }
+      return static_cast<int64_t>(acc);
   }
-  return r;
 }
 
-Tensor run_convert(const Tensor& x, ET to) {
-  Tensor r = make({to, x.type.dims});
-  for (size_t i = 0; i < r.data.size(); ++i) {
-    double v = x.data[i];
-    if (!et_is_float(to) && to != ET::PRED) v = std::isnan(v) ? 0 : std::trunc(v);
-    r.data[i] = et_round(to, v);
+/// Runs `p` on n elements; in[k] points at operand k's first element (scalars are not advanced).
+void ew_run(const EwPlan& p, const double* const* in, double* out, size_t n) {
+  const ET t = p.out_et;
+  const double* x = in[0];
+  switch (p.kind) {
+    case EwPlan::Unary: {
+      const UnaryFn f = p.f;
+      store_rounded(t, n, out, [&](size_t i) { return f(x[i]); });
+      return;
+    }
+    case EwPlan::Not:
+      for (size_t i = 0; i < n; ++i) out[i] = t == ET::PRED ? (x[i] == 0) : wrap_int(t, ~to_i64(x[i]));
+      return;
+    case EwPlan::Convert:
+      if (et_is_float(t) || t == ET::PRED) store_rounded(t, n, out, [&](size_t i) { return x[i]; });
+      else for (size_t i = 0; i < n; ++i) out[i] = et_round(t, std::isnan(x[i]) ? 0.0 : std::trunc(x[i]));
+      return;
+    case EwPlan::Compare: {
+      const double* y = in[1];
+      switch (p.code) {
+        case 0: for (size_t i = 0; i < n; ++i) out[i] = x[i] == y[i]; break;
+        case 1: for (size_t i = 0; i < n; ++i) out[i] = x[i] != y[i]; break;
+        case 2: for (size_t i = 0; i < n; ++i) out[i] = x[i] < y[i]; break;
+        case 3: for (size_t i = 0; i < n; ++i) out[i] = x[i] <= y[i]; break;
+        case 4: for (size_t i = 0; i < n; ++i) out[i] = x[i] > y[i]; break;
+        default: for (size_t i = 0; i < n; ++i) out[i] = x[i] >= y[i]; break;
+      }
+      return;
+    }
+    case EwPlan::Select: {
+      const double *a = in[1], *b = in[2];
+      const bool s = p.scalar[0];
+      for (size_t i = 0; i < n; ++i) out[i] = x[s ? 0 : i] != 0 ? a[i] : b[i];
+      return;
+    }
+    case EwPlan::Clamp: {
+      const double *v = in[1], *hi = in[2];
+      const bool sl = p.scalar[0], sh = p.scalar[2];
+      for (size_t i = 0; i < n; ++i) out[i] = std::min(std::max(v[i], x[sl ? 0 : i]), hi[sh ? 0 : i]);
+      return;
+    }
+    case EwPlan::BinFloat: {
+      const double* y = in[1];
+      switch (p.code) {
+        case 0: store_rounded(t, n, out, [&](size_t i) { return x[i] + y[i]; }); break;
+        case 1: store_rounded(t, n, out, [&](size_t i) { return x[i] - y[i]; }); break;
+        case 2: store_rounded(t, n, out, [&](size_t i) { return x[i] * y[i]; }); break;
+        case 3: store_rounded(t, n, out, [&](size_t i) { return x[i] / y[i]; }); break;
+        case 4: for (size_t i = 0; i < n; ++i) out[i] = (std::isnan(x[i]) || std::isnan(y[i])) ? NAN : std::max(x[i], y[i]); break;
+        case 5: for (size_t i = 0; i < n; ++i) out[i] = (std::isnan(x[i]) || std::isnan(y[i])) ? NAN : std::min(x[i], y[i]); break;
+        case 6: store_rounded(t, n, out, [&](size_t i) { return std::fmod(x[i], y[i]); }); break;
+        case 7: store_rounded(t, n, out, [&](size_t i) { return std::pow(x[i], y[i]); }); break;
+        default: store_rounded(t, n, out, [&](size_t i) { return std::atan2(x[i], y[i]); }); break;
+      }
+      return;
+    }
+    case EwPlan::BinInt: {
+      const double* y = in[1];
+      const bool uns = et_is_unsigned(p.in_et);
+      for (size_t i = 0; i < n; ++i) out[i] = wrap_int(t, int_binary(p.code, uns, to_i64(x[i]), to_i64(y[i])));
+      return;
+    }
   }
-  return r;
 }
 
 // ---------------------------------------------------------------------------- structural
@@ -962,30 +1033,106 @@ Tensor run_convolution(const Op& op, const Tensor& lhs, const Tensor& rhs, const
 
 }  // namespace
 
+namespace {
+
+/// Runs program ops [k0, k1): consecutive elementwise ops with one result shape. Values used
+/// only inside the region live in chunk-sized scratch buffers (loop fusion, as XLA fuses
+/// elementwise ops on a TPU); the others are written to full tensors.
+void run_elementwise_region(const Program& p, size_t k0, size_t k1, std::vector<TensorPtr>& env,
+                            const std::vector<const TensorType*>& slot_type, const std::vector<int>& last_use) {
+  const TensorType& shape = p.ops[k0].result_types[0];
+  const size_t n = static_cast<size_t>(shape.numel());
+  std::vector<EwPlan> plans;
+  for (size_t k = k0; k < k1; ++k) {
+    const Op& op = p.ops[k];
+    std::vector<const TensorType*> in;
+    for (int s : op.operands) {
+      if (!slot_type[static_cast<size_t>(s)]) op_fail(op, "operand is not available", kInternal);
+      in.push_back(slot_type[static_cast<size_t>(s)]);
+    }
+    plans.push_back(plan_elementwise(op, in, op.result_types[0]));
+  }
+  // where each value produced in the region goes
+  std::unordered_map<int, std::shared_ptr<Tensor>> full;
+  std::unordered_map<int, std::vector<double>> scratch;
+  const size_t chunk = k1 - k0 == 1 ? std::max<size_t>(n, 1) : 2048;
+  for (size_t k = k0; k < k1; ++k) {
+    const int slot = p.ops[k].results[0];
+    if (last_use[static_cast<size_t>(slot)] >= static_cast<int>(k1) || last_use[static_cast<size_t>(slot)] < 0) {
+      auto t = std::make_shared<Tensor>();
+      t->type = p.ops[k].result_types[0];
+      t->data.resize(n);
+      full[slot] = std::move(t);
+    } else {
+      scratch[slot].resize(std::min(chunk, n));
+    }
+  }
+  std::vector<const double*> ins;
+  for (size_t start = 0; start < n; start += chunk) {
+    const size_t len = std::min(chunk, n - start);
+    for (size_t k = k0; k < k1; ++k) {
+      const Op& op = p.ops[k];
+      ins.clear();
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const int s = op.operands[i];
+        const bool scalar = plans[k - k0].scalar[i];
+        if (auto f = full.find(s); f != full.end()) ins.push_back(f->second->data.data() + (scalar ? 0 : start));
+        else if (auto c = scratch.find(s); c != scratch.end()) ins.push_back(c->second.data());
+        else ins.push_back(env[static_cast<size_t>(s)]->data.data() + (scalar ? 0 : start));
+      }
+      const int r = op.results[0];
+      double* out = full.count(r) ? full[r]->data.data() + start : scratch[r].data();
+      ew_run(plans[k - k0], ins.data(), out, len);
+    }
+  }
+  for (auto& [slot, t] : full) env[static_cast<size_t>(slot)] = std::move(t);
+}
+
+}  // namespace
+
 std::vector<TensorPtr> run_program(const Program& p, const std::vector<TensorPtr>& args) {
   if (args.size() != p.params.size())
     throw EmuError(kInvalidArgument, "TPU emulator: @main takes " + std::to_string(p.params.size()) +
                                          " arguments, got " + std::to_string(args.size()));
   std::vector<TensorPtr> env(static_cast<size_t>(p.num_slots));
+  std::vector<const TensorType*> slot_type(static_cast<size_t>(p.num_slots), nullptr);
   for (size_t i = 0; i < args.size(); ++i) {
     if (!(args[i]->type == p.params[i]))
       throw EmuError(kInvalidArgument, "TPU emulator: argument " + std::to_string(i) + " has type " +
                                            args[i]->type.str() + " but @main expects " + p.params[i].str());
     env[static_cast<size_t>(p.param_slots[i])] = args[i];
+    slot_type[static_cast<size_t>(p.param_slots[i])] = &p.params[i];
   }
+  for (const Op& op : p.ops) slot_type[static_cast<size_t>(op.results[0])] = &op.result_types[0];
   // last use of each slot, to free intermediates early
   std::vector<int> last_use(static_cast<size_t>(p.num_slots), -1);
   for (size_t k = 0; k < p.ops.size(); ++k)
     for (int s : p.ops[k].operands) last_use[static_cast<size_t>(s)] = static_cast<int>(k);
   for (int s : p.result_slots) last_use[static_cast<size_t>(s)] = static_cast<int>(p.ops.size());
-  for (size_t k = 0; k < p.ops.size(); ++k) {
+  auto release = [&](size_t k0, size_t k1) {  // operands whose last use is in [k0, k1)
+    for (size_t k = k0; k < k1; ++k)
+      for (int s : p.ops[k].operands) {
+        const int lu = last_use[static_cast<size_t>(s)];
+        if (lu >= static_cast<int>(k0) && lu < static_cast<int>(k1)) env[static_cast<size_t>(s)].reset();
+      }
+  };
+  for (size_t k = 0; k < p.ops.size();) {
     const Op& op = p.ops[k];
-    std::vector<const Tensor*> in;
-    for (int s : op.operands) {
-      const TensorPtr& t = env[static_cast<size_t>(s)];
-      if (!t) op_fail(op, "operand is not available", kInternal);
-      in.push_back(t.get());
+    for (int s : op.operands)
+      if (!env[static_cast<size_t>(s)]) op_fail(op, "operand is not available", kInternal);
+    if (is_elementwise(op.name)) {
+      // extend over following elementwise ops of the same result shape
+      size_t k1 = k + 1;
+      while (k1 < p.ops.size() && is_elementwise(p.ops[k1].name) &&
+             p.ops[k1].result_types[0].dims == op.result_types[0].dims)
+        ++k1;
+      run_elementwise_region(p, k, k1, env, slot_type, last_use);
+      release(k, k1);
+      k = k1;
+      continue;
     }
+    std::vector<const Tensor*> in;
+    for (int s : op.operands) in.push_back(env[static_cast<size_t>(s)].get());
     const TensorType& out = op.result_types[0];
     const std::string n = op.name.substr(op.name.find('.') + 1);
     auto need = [&](size_t count) {
@@ -994,13 +1141,6 @@ std::vector<TensorPtr> run_program(const Program& p, const std::vector<TensorPtr
     Tensor r;
     if (n == "constant") { need(0); r = run_constant(op, out); }
     else if (n == "iota") { need(0); r = run_iota(op, out); }
-    else if (n == "add" || n == "subtract" || n == "multiply" || n == "divide" || n == "remainder" || n == "maximum" ||
-             n == "minimum" || n == "power" || n == "atan2" || n == "and" || n == "or" || n == "xor") {
-      need(2); r = run_binary(op, *in[0], *in[1]);
-    } else if (n == "compare") { need(2); r = run_compare(op, *in[0], *in[1]); }
-    else if (n == "select") { need(3); r = run_select(op, *in[0], *in[1], *in[2]); }
-    else if (n == "clamp") { need(3); r = run_clamp(op, *in[0], *in[1], *in[2]); }
-    else if (n == "convert") { need(1); r = run_convert(*in[0], out.et); }
     else if (n == "broadcast_in_dim") { need(1); r = run_broadcast(op, *in[0], out); }
     else if (n == "reshape") {
       need(1);
@@ -1016,11 +1156,11 @@ std::vector<TensorPtr> run_program(const Program& p, const std::vector<TensorPtr
     else if (n == "reduce") { need(2); r = run_reduce(op, *in[0], *in[1], out); }
     else if (n == "reduce_window") { need(2); r = run_reduce_window(op, *in[0], *in[1], out); }
     else if (n == "convolution") { need(2); r = run_convolution(op, *in[0], *in[1], out); }
-    else { need(1); r = run_unary(op, *in[0]); }
+    else op_fail(op, "is not supported by the TPU emulator", kUnimplemented);
     if (!(r.type == out)) op_fail(op, "computed type " + r.type.str() + " differs from declared " + out.str());
     env[static_cast<size_t>(op.results[0])] = std::make_shared<const Tensor>(std::move(r));
-    for (int s : op.operands)
-      if (last_use[static_cast<size_t>(s)] == static_cast<int>(k)) env[static_cast<size_t>(s)].reset();
+    release(k, k + 1);
+    ++k;
   }
   std::vector<TensorPtr> outs;
   for (int s : p.result_slots) outs.push_back(env[static_cast<size_t>(s)]);

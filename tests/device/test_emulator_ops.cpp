@@ -287,3 +287,34 @@ TEST_CASE("emulator: integer dot_general is exact", "[pjrt][emulator]") {
   auto out = run(b, {{ScalarType::Int32, {1, 2}, {100000, 3}}, {ScalarType::Int32, {2, 1}, {20000, 7}}});
   CHECK(out[0].values == std::vector<double>{2000000021.0});
 }
+
+TEST_CASE("emulator: fused elementwise regions over many chunks match op-by-op results", "[pjrt][emulator]") {
+  const int64_t n = 5003;  // several 2048-element chunks and a ragged tail
+  shlo::Builder b;
+  auto x = b.parameter(ScalarType::Float, {n}), y = b.parameter(ScalarType::Float, {n});
+  auto a = b.add(x, y);
+  auto e = b.exp(a);
+  auto m = b.multiply(e, x);
+  auto one = b.constant(1.0, ScalarType::Float, {n});
+  auto sel = b.select(b.compare(shlo::CompareDirection::GT, m, one), m, a);
+  auto t = b.tanh(sel);
+  auto z = b.constant(0.0, ScalarType::Float);
+  auto total = b.reduce(e, z, shlo::ReduceOp::Add, {0});  // `e` is also needed outside the region
+  b.set_results({t, a, total});
+  const auto xv = random_values(static_cast<size_t>(n), 21), yv = random_values(static_cast<size_t>(n), 22);
+  auto out = run(b, {f32({n}, xv), f32({n}, yv)});
+  std::vector<double> want_t, want_a;
+  double want_total = 0;
+  auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const double xa = f(xv[i]), ya = f(yv[i]);
+    const double av = f(xa + ya), ev = f(std::exp(av)), mv = f(ev * xa);
+    const double sv = mv > 1 ? mv : av;
+    want_t.push_back(f(std::tanh(sv)));
+    want_a.push_back(av);
+    want_total += ev;
+  }
+  CHECK(max_abs_diff(out[0].values, want_t) < 1e-6);
+  CHECK(out[1].values == want_a);
+  CHECK_THAT(out[2].values[0], WithinRel(want_total, 1e-6));
+}

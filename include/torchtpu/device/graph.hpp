@@ -278,14 +278,13 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     return r;
   }
 
-  /// Records `st` producing a new array of `dtype`/`dims`; in debug/strict mode, or when the
-  /// graph is full, runs it at once.
+  /// Records `st` producing a new array of `dtype`/`dims`; with `run_now` (debug/strict
+  /// mode) runs it at once. Hold `mutex()` from `make_room()` through this call.
   /// **Errors:** DeviceError from compilation or execution (the deferred statements are
   /// dropped, their arrays stay pending-less and unusable).
   std::shared_ptr<DeviceArray> record(Statement st, ScalarType dtype, std::vector<int64_t> dims,
                                       bool run_now) {
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    if (static_cast<int64_t>(stmts_.size()) >= max_deferred_statements()) flush_locked();
     auto arr = std::make_shared<DeviceArray>();
     arr->client = client_;
     arr->device_index = device_index_;
@@ -299,6 +298,13 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     ++detail::counters().statements;
     if (run_now) flush_locked();
     return arr;
+  }
+
+  /// Runs the graph if it holds `max_deferred_statements()` statements. Call with `mutex()`
+  /// held, before taking the `Ref`s of the next statement (a flush invalidates them).
+  void make_room() {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    if (static_cast<int64_t>(stmts_.size()) >= max_deferred_statements()) flush_locked();
   }
 
   /// Runs every deferred statement whose result is still referenced, as ONE program.
@@ -500,6 +506,73 @@ inline void download(const std::shared_ptr<DeviceArray>& a, void* dst, size_t by
 /// **Errors:** UnsupportedOperator for views whose strides do not nest (arbitrary
 /// as_strided layouts; every torchtpu view op gives nesting strides).
 inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& base, const Dims& sizes,
+                                const Dims& strides, int64_t offset);
+
+/// A view as a strided slice of `base`'s own axes (each view axis walks one base axis with a
+/// step), then reshape, transpose and broadcast; nullopt when the view merges base axes.
+inline std::optional<stablehlo::Value> view_by_base_axes(stablehlo::Builder& b, const stablehlo::Value& base,
+                                                         const Dims& sizes, const Dims& strides,
+                                                         int64_t offset) {
+  const size_t nb = base.dims.size();
+  std::vector<int64_t> c(nb, 1), start(nb, 0), limit(nb, 0), step(nb, 1);
+  for (size_t i = nb; i-- > 1;) c[i - 1] = c[i] * base.dims[i];
+  for (size_t i = 0; i < nb; ++i) {
+    if (base.dims[i] == 0) return std::nullopt;
+    start[i] = (offset / c[i]) % base.dims[i];
+    limit[i] = start[i] + 1;
+  }
+  std::vector<int> axis_of(static_cast<size_t>(sizes.size()), -1);
+  std::vector<bool> used(nb, false);
+  for (int j = 0; j < sizes.size(); ++j) {
+    if (sizes[j] == 1 || strides[j] == 0) continue;
+    int found = -1;
+    for (size_t i = 0; i < nb && found < 0; ++i) {
+      if (used[i] || base.dims[i] == 1 || strides[j] < c[i] || strides[j] % c[i] != 0) continue;
+      const int64_t st = strides[j] / c[i];
+      if (start[i] + (sizes[j] - 1) * st < base.dims[i]) found = static_cast<int>(i);
+    }
+    if (found < 0) return std::nullopt;
+    const size_t i = static_cast<size_t>(found);
+    used[i] = true;
+    axis_of[static_cast<size_t>(j)] = found;
+    step[i] = strides[j] / c[i];
+    limit[i] = start[i] + (sizes[j] - 1) * step[i] + 1;
+  }
+  stablehlo::Value v = base;
+  bool full = true;
+  for (size_t i = 0; i < nb; ++i) full &= start[i] == 0 && limit[i] == base.dims[i] && step[i] == 1;
+  if (!full) v = b.slice(v, start, limit, step);
+  std::vector<int64_t> kept_dims, kept_base;  // used base axes, in base order
+  for (size_t i = 0; i < nb; ++i)
+    if (used[i]) {
+      kept_dims.push_back(v.dims[i]);
+      kept_base.push_back(static_cast<int64_t>(i));
+    }
+  if (v.dims != kept_dims) v = b.reshape(v, kept_dims);
+  // View axes that walk a base axis, in view order; the transpose puts v in that order.
+  std::vector<int64_t> view_axes, perm;
+  for (int j = 0; j < sizes.size(); ++j)
+    if (axis_of[static_cast<size_t>(j)] >= 0) {
+      view_axes.push_back(j);
+      const auto it = std::find(kept_base.begin(), kept_base.end(), axis_of[static_cast<size_t>(j)]);
+      perm.push_back(it - kept_base.begin());
+    }
+  bool identity = true;
+  for (size_t r = 0; r < perm.size(); ++r) identity &= perm[r] == static_cast<int64_t>(r);
+  if (!identity) v = b.transpose(v, perm);
+  const std::vector<int64_t> out(sizes.begin(), sizes.end());
+  if (v.dims == out) return v;
+  return b.broadcast_in_dim(v, out, view_axes);
+}
+
+/// Throws `view_of`'s UnsupportedOperator now (at record time) rather than at the flush.
+inline void check_view(ScalarType dtype, const std::vector<int64_t>& base_dims, const Dims& sizes,
+                       const Dims& strides, int64_t offset) {
+  stablehlo::Builder scratch;
+  view_of(scratch, scratch.parameter(dtype, base_dims), sizes, strides, offset);
+}
+
+inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& base, const Dims& sizes,
                                 const Dims& strides, int64_t offset) {
   const std::vector<int64_t> out(sizes.begin(), sizes.end());
   const int64_t n = base.numel();
@@ -516,6 +589,7 @@ inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& b
     if (dense) return out == base.dims ? base : b.reshape(base, out);
   }
   if (total == 0) return b.constant(0, base.dtype, out);
+  if (auto v = view_by_base_axes(b, base, sizes, strides, offset)) return *v;
   struct Axis { int64_t size, stride; int orig; };
   std::vector<Axis> ax;
   for (int i = 0; i < sizes.size(); ++i)

@@ -224,6 +224,7 @@ void collect(PendingGraph& g, std::vector<Ref>& inputs, std::string& sig, const 
     } else {
       arr = std::static_pointer_cast<DeviceArray>(e.storage()->device_handle);
     }
+    if (!e.device().is_cpu()) check_view(arr->dtype, arr->dims, e.sizes(), e.strides(), e.storage_offset());
     inputs.push_back(g.ref_for(*arr));
     sig += 'L';
     append_dims(sig, Dims(arr->dims.begin(), arr->dims.end()));
@@ -334,6 +335,8 @@ std::string_view node_name(const E& e) {
 template <element T, expression E>
 std::shared_ptr<DeviceArray> record(const std::shared_ptr<PendingGraph>& g, const E& e, const Dims& out,
                                     bool run_now) {
+  std::lock_guard<std::recursive_mutex> lock(g->mutex());  // make_room → collect → record
+  g->make_room();
   Statement st;
   st.sig = typeid(E).name();
   st.sig += '|';

@@ -9,7 +9,11 @@
 
 namespace torchtpu {
 
-template <class D> auto ExprBase<D>::eval() const { return detail::evaluate_new(derived()); }
+template <class D> auto ExprBase<D>::eval() const {
+  Tensor<typename D::value_type> out;  // through materialize: cpu or PJRT device
+  detail::materialize(out, derived());
+  return out;
+}
 template <class D> template <element U> auto ExprBase<D>::to() const { return torchtpu::to<U>(derived()); }
 template <class D> auto ExprBase<D>::item() const { return this->eval().cpu().item(); }
 template <class D> auto ExprBase<D>::sum() const { return torchtpu::sum(derived()); }
@@ -36,6 +40,11 @@ template <class D> auto ExprBase<D>::log_softmax(int64_t d) const { return torch
 template <element T, int R>
 Tensor<T, R> Tensor<T, R>::clone() const {
   require_defined("clone");
+  if (!device().is_cpu()) {  // a copy on the same device (device/lower.hpp)
+    Tensor<T> out;
+    detail::materialize(out, *this);
+    return Tensor<T, R>(out);
+  }
   Tensor<T> out = Tensor<T>::empty(sizes_);
   if (out.numel()) detail::elementwise_into(out, *this);
   return Tensor<T, R>(out);
@@ -45,6 +54,7 @@ template <element T, int R>
 template <arithmetic_scalar S>
 Tensor<T, R>& Tensor<T, R>::fill_(S v) {
   require_defined("fill_");
+  if (!device().is_cpu()) return copy_(ScalarNode<T>(convert<T>(v)));  // uploads the value
   if (numel()) detail::elementwise_into(*this, ScalarNode<T>(convert<T>(v)));
   return *this;
 }

@@ -482,6 +482,20 @@ PJRT_Error* buffer_device(PJRT_Buffer_Device_Args* a) {
     a->device = a->buffer->device;
   });
 }
+PJRT_Error* buffer_copy_to_device(PJRT_Buffer_CopyToDevice_Args* a) {
+  return guarded([&] {
+    TORCHTPU_EMU_CHECK(a, PJRT_Buffer_CopyToDevice_Args, dst_buffer);
+    PJRT_Buffer* src = live(a->buffer, "Buffer_CopyToDevice");
+    require(a->dst_device != nullptr, "Buffer_CopyToDevice: null destination device");
+    require(a->dst_device != src->device, "Buffer_CopyToDevice: the buffer is already on that device");
+    auto b = std::make_unique<PJRT_Buffer>();
+    b->client = src->client;
+    b->device = a->dst_device;
+    b->dims = src->dims;
+    b->tensor = src->tensor;  // tensors are immutable: the copy may share them
+    a->dst_buffer = b.release();
+  });
+}
 PJRT_Error* buffer_ready_event(PJRT_Buffer_ReadyEvent_Args* a) {
   return guarded([&] {
     TORCHTPU_EMU_CHECK(a, PJRT_Buffer_ReadyEvent_Args, event);
@@ -603,6 +617,7 @@ PJRT_Api make_api() {
   set(Slot::Buffer_OnDeviceSizeInBytes, &buffer_size);
   set(Slot::Buffer_Device, &buffer_device);
   set(Slot::Buffer_Delete, &buffer_delete);
+  set(Slot::Buffer_CopyToDevice, &buffer_copy_to_device);
   set(Slot::Buffer_ToHostBuffer, &buffer_to_host);
   set(Slot::Buffer_ReadyEvent, &buffer_ready_event);
   return api;

@@ -40,6 +40,15 @@ TEST_CASE("devices: TORCHTPU_EMULATOR_DEVICES virtual devices", "[pjrt][devices]
   CHECK_THROWS_AS(exe->execute({&on1}, 2), torchtpu::DeviceError);
   auto out = exe->execute({&on1}, 1);
   CHECK(to_host(out[0]).values == std::vector<double>{2, 4});
+  CHECK(on1.device_index() == 1);
+  CHECK(out[0].device_index() == 1);
+  // move it to device 2 and run there
+  auto on2 = on1.copy_to_device(2);
+  CHECK(on2.device_index() == 2);
+  CHECK(to_host(exe->execute({&on2}, 2)[0]).values == std::vector<double>{2, 4});
+  auto same = on2.copy_to_device(2);  // same device: a plain copy
+  CHECK(to_host(same).values == std::vector<double>{1, 2});
+  CHECK_THROWS_AS(on2.copy_to_device(7), torchtpu::IndexError);
 }
 
 TEST_CASE("devices: mangled programs are rejected cleanly", "[pjrt][devices][fuzz]") {

@@ -370,6 +370,13 @@ struct PJRT_Buffer_Device_Args {
   PJRT_Buffer* buffer;
   PJRT_Device* device;  // out, owned by the client
 };
+struct PJRT_Buffer_CopyToDevice_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Buffer* buffer;
+  PJRT_Device* dst_device;
+  PJRT_Buffer* dst_buffer;  // out, caller destroys
+};
 struct PJRT_Buffer_ToHostBuffer_Args {
   size_t struct_size;
   PJRT_Extension_Base* extension_start;
@@ -425,6 +432,7 @@ enum class Slot : int {
   Buffer_OnDeviceSizeInBytes = 64,
   Buffer_Device = 65,
   Buffer_Delete = 67,
+  Buffer_CopyToDevice = 69,
   Buffer_ToHostBuffer = 70,
   Buffer_ReadyEvent = 72,
 };

@@ -289,10 +289,23 @@ class Buffer {
       throw;
     }
     dims_.assign(d.dims, d.dims + d.num_dims);
+    if (p.has(Slot::Buffer_Device)) {
+      PJRT_Buffer_Device_Args dv{};
+      dv.struct_size = sizeof(dv);
+      dv.buffer = handle_;
+      try {
+        p.call(Slot::Buffer_Device, &dv, "PJRT_Buffer_Device");
+      } catch (...) {
+        reset();
+        throw;
+      }
+      for (const Device& x : client_->addressable_devices())
+        if (x.handle == dv.device) device_index_ = x.index;
+    }
   }
   Buffer(Buffer&& o) noexcept
       : client_(std::move(o.client_)), handle_(std::exchange(o.handle_, nullptr)),
-        dtype_(o.dtype_), dims_(std::move(o.dims_)) {}
+        dtype_(o.dtype_), dims_(std::move(o.dims_)), device_index_(o.device_index_) {}
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
@@ -300,6 +313,7 @@ class Buffer {
       handle_ = std::exchange(o.handle_, nullptr);
       dtype_ = o.dtype_;
       dims_ = std::move(o.dims_);
+      device_index_ = o.device_index_;
     }
     return *this;
   }
@@ -318,6 +332,9 @@ class Buffer {
     for (int64_t d : dims_) n *= d;
     return n;
   }
+  /// Position of the buffer's device in `client()->addressable_devices()` (0 if the plugin
+  /// cannot tell).
+  int device_index() const noexcept { return device_index_; }
   /// Dense host size in bytes.
   size_t size_bytes() const noexcept { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
 
@@ -362,6 +379,27 @@ class Buffer {
     p.await_event(a.event, "PJRT_Buffer_ToHostBuffer (event)");
   }
 
+  /// A copy on another addressable device of the same client (PJRT_Buffer_CopyToDevice, or a
+  /// host round trip when the plugin lacks it). The same device gives a plain copy.
+  /// **Errors:** `ValueError` if empty; `IndexError` for a bad index; `DeviceError`.
+  Buffer copy_to_device(int device_index) const {
+    using namespace capi;
+    if (!handle_) throw ValueError("Buffer::copy_to_device on an empty buffer");
+    const Device& dst = client_->device(device_index);
+    const Plugin& p = client_->plugin();
+    if (device_index != device_index_ && p.has(Slot::Buffer_CopyToDevice)) {
+      PJRT_Buffer_CopyToDevice_Args a{};
+      a.struct_size = sizeof(a);
+      a.buffer = handle_;
+      a.dst_device = dst.handle;
+      p.call(Slot::Buffer_CopyToDevice, &a, "PJRT_Buffer_CopyToDevice");
+      return Buffer(client_, a.dst_buffer);
+    }
+    std::vector<unsigned char> host(size_bytes());
+    to_host(host.data(), host.size());
+    return client_->buffer_from_host(host.data(), dtype_, dims_, device_index);
+  }
+
   /// Convenience: the whole buffer as a vector of `T` (T must match `dtype()` in size).
   template <class T>
   std::vector<T> to_vector() const {
@@ -392,6 +430,7 @@ class Buffer {
   capi::PJRT_Buffer* handle_ = nullptr;  // owned; null when empty
   ScalarType dtype_ = ScalarType::Float;
   std::vector<int64_t> dims_;
+  int device_index_ = 0;
 };
 
 /// A compiled, loaded executable. **Ownership:** owns its `PJRT_LoadedExecutable` and keeps its

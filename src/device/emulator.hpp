@@ -89,7 +89,7 @@ struct Op {
   int line = 0;
 };
 
-/// The parsed entry function.
+/// A parsed function; the root one is @main and also holds the functions @main calls.
 struct Program {
   std::vector<TensorType> params;
   std::vector<int> param_slots;
@@ -97,6 +97,7 @@ struct Program {
   std::vector<int> result_slots;
   std::vector<Op> ops;
   int num_slots = 0;
+  std::map<std::string, std::shared_ptr<const Program>> functions;  // root only: "@name" → body
 };
 
 /// Parses StableHLO text; throws EmuError (INVALID_ARGUMENT for malformed text, UNIMPLEMENTED
@@ -105,5 +106,7 @@ std::shared_ptr<const Program> parse_program(const std::string& text);
 
 /// Runs `p` on `args` (checked against the parameter types). Throws EmuError.
 std::vector<TensorPtr> run_program(const Program& p, const std::vector<TensorPtr>& args);
+/// Runs function `f` of module `root` (calls resolve through `root.functions`).
+std::vector<TensorPtr> run_function(const Program& root, const Program& f, const std::vector<TensorPtr>& args);
 
 }  // namespace torchtpu::emulator

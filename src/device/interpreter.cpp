@@ -1091,6 +1091,10 @@ void run_elementwise_region(const Program& p, size_t k0, size_t k1, std::vector<
 }  // namespace
 
 std::vector<TensorPtr> run_program(const Program& p, const std::vector<TensorPtr>& args) {
+  return run_function(p, p, args);
+}
+
+std::vector<TensorPtr> run_function(const Program& root, const Program& p, const std::vector<TensorPtr>& args) {
   if (args.size() != p.params.size())
     throw EmuError(kInvalidArgument, "TPU emulator: @main takes " + std::to_string(p.params.size()) +
                                          " arguments, got " + std::to_string(args.size()));
@@ -1139,6 +1143,18 @@ std::vector<TensorPtr> run_program(const Program& p, const std::vector<TensorPtr
       if (in.size() != count) op_fail(op, "expects " + std::to_string(count) + " operands, got " + std::to_string(in.size()));
     };
     Tensor r;
+    if (op.name == "func.call") {
+      const auto it = root.functions.find(op.attrs.at("callee").s);
+      if (it == root.functions.end()) op_fail(op, "unknown callee");
+      std::vector<TensorPtr> call_args;
+      for (int s : op.operands) call_args.push_back(env[static_cast<size_t>(s)]);
+      auto res = run_function(root, *it->second, call_args);
+      if (res.size() != 1 || !(res[0]->type == out)) op_fail(op, "callee result does not match the call");
+      env[static_cast<size_t>(op.results[0])] = res[0];
+      release(k, k + 1);
+      ++k;
+      continue;
+    }
     if (n == "constant") { need(0); r = run_constant(op, out); }
     else if (n == "iota") { need(0); r = run_iota(op, out); }
     else if (n == "broadcast_in_dim") { need(1); r = run_broadcast(op, *in[0], out); }

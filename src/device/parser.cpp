@@ -125,7 +125,7 @@ class Parser {
 
   std::shared_ptr<const Program> parse() {
     auto prog = std::make_shared<Program>();
-    prog_ = prog.get();
+    root_ = prog_ = prog.get();
     // top-level attribute aliases (#loc = loc(...)) are skipped line by line
     while (peek().kind == Token::Hash && peek(1).text == "=") skip_line();
     bool wrapped = false;
@@ -148,6 +148,7 @@ class Parser {
     while (peek().kind == Token::Hash && peek(1).text == "=") skip_line();
     if (peek().kind != Token::End) fail(kInvalidArgument, "unexpected '" + peek().text + "' after the module");
     if (!found_main) fail(kInvalidArgument, "the module has no func.func @main");
+    check_calls(*prog, 0);
     return prog;
   }
 
@@ -308,7 +309,7 @@ class Parser {
       return a;
     }
     if (t.kind == Token::Punct && t.text == "{") return parse_dict();
-    if (t.kind == Token::Str) {
+    if (t.kind == Token::Str || t.kind == Token::Symbol) {
       a.kind = Attr::Str;
       a.s = next().text;
       return a;
@@ -445,6 +446,8 @@ class Parser {
   }
 
   // ---- functions ----
+  /// Parses one func.func. @main goes into the root program; other functions into
+  /// `root->functions` (run when @main calls them). Returns true for @main.
   bool parse_func() {
     expect("func.func");
     while (peek().text == "public" || peek().text == "private" || peek().text == "nested") next();
@@ -452,18 +455,17 @@ class Parser {
     const std::string fname = next().text;
     const bool is_main = fname == "@main";
     if (is_main && seen_main_) fail(kInvalidArgument, "two functions named @main");
-    if (!is_main) {  // helper functions are skipped; calls to them are unsupported
-      while (peek().kind != Token::End) {
-        if (peek().text == "attributes") { next(); skip_balanced(); continue; }
-        if (peek().text == "{") break;
-        if (peek().text == "(" || peek().text == "<") skip_balanced(); else next();
-      }
-      skip_balanced();  // the body
-      skip_locs();
-      return false;
+    if (!is_main && root_->functions.count(fname)) fail(kInvalidArgument, "two functions named " + fname);
+    std::shared_ptr<Program> callee;
+    if (is_main) {
+      seen_main_ = true;
+      prog_ = root_;
+    } else {
+      callee = std::make_shared<Program>();
+      prog_ = callee.get();
     }
-    seen_main_ = true;
     scope_.clear();
+    slot_types_.clear();
     expect("(");
     while (peek().text != ")") {
       const Token& v = next();
@@ -486,17 +488,38 @@ class Parser {
       returned = parse_statement(prog_->ops, &prog_->result_slots);
     }
     expect("}");
-    if (!returned) fail(kInvalidArgument, "@main has no return");
+    if (!returned) fail(kInvalidArgument, fname + " has no return");
     if (prog_->result_slots.size() != prog_->results.size())
-      fail(kInvalidArgument, "@main returns " + std::to_string(prog_->result_slots.size()) +
+      fail(kInvalidArgument, fname + " returns " + std::to_string(prog_->result_slots.size()) +
                                  " values but declares " + std::to_string(prog_->results.size()) + " results");
     for (size_t i = 0; i < prog_->results.size(); ++i)
       if (!(slot_types_[prog_->result_slots[i]] == prog_->results[i]))
         fail(kInvalidArgument, "return value " + std::to_string(i) + " has type " +
-                                   slot_types_[prog_->result_slots[i]].str() + " but @main declares " +
+                                   slot_types_[prog_->result_slots[i]].str() + " but " + fname + " declares " +
                                    prog_->results[i].str());
     skip_locs();
-    return true;
+    if (callee) root_->functions[fname] = std::move(callee);
+    prog_ = root_;
+    return is_main;
+  }
+
+  /// `call @f(%a, %b) : (T, T) -> R` (also `func.call`); the callee is checked after parsing.
+  void parse_call(Op& op) {
+    op.name = "func.call";
+    if (peek().kind != Token::Symbol) fail(kInvalidArgument, "expected a callee name after call");
+    Attr callee;
+    callee.kind = Attr::Str;
+    callee.s = next().text;
+    op.attrs["callee"] = callee;
+    expect("(");
+    while (peek().text != ")") {
+      op.operands.push_back(use(next()));
+      if (!accept(",")) break;
+    }
+    expect(")");
+    if (peek().text == "{") parse_dict();
+    expect(":");
+    op.result_types = parse_signature_results();
   }
 
   /// Parses one statement into `ops`; returns true for a return (whose slots go to `ret`).
@@ -546,7 +569,25 @@ class Parser {
     expect("=");
     Op op;
     op.line = peek().line;
-    if (peek().kind == Token::Str) parse_generic(op);
+    if (peek().kind == Token::Word && (peek().text == "call" || peek().text == "func.call")) {
+      next();
+      parse_call(op);
+    } else if (peek().kind == Token::Str && peek().text == "func.call") {
+      next();
+      expect("(");
+      while (peek().text != ")") {
+        op.operands.push_back(use(next()));
+        if (!accept(",")) break;
+      }
+      expect(")");
+      Attr d = parse_dict();
+      const Attr* callee = d.get("callee");
+      if (!callee) fail(kInvalidArgument, "func.call needs a callee");
+      op.name = "func.call";
+      op.attrs["callee"] = *callee;
+      expect(":");
+      op.result_types = parse_signature_results();
+    } else if (peek().kind == Token::Str) parse_generic(op);
     else if (peek().kind == Token::Word) parse_pretty(op);
     else fail(kInvalidArgument, "expected an operation name, found '" + peek().text + "'");
     skip_locs();
@@ -835,8 +876,26 @@ class Parser {
     op.result_types = parse_signature_results();
   }
 
+  /// Every call names a known function with matching argument and result types.
+  void check_calls(const Program& p, int depth) const {
+    if (depth > 32) throw EmuError(kUnimplemented, "TPU emulator: function calls nest deeper than 32 (recursion?)");
+    for (const Op& op : p.ops) {
+      if (op.name != "func.call") continue;
+      const std::string& name = op.attrs.at("callee").s;
+      auto it = root_->functions.find(name);
+      if (it == root_->functions.end())
+        throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(op.line) + ": call to unknown function " + name);
+      if (it->second->results.size() != 1 || !(it->second->results[0] == op.result_types[0]) ||
+          it->second->params.size() != op.operands.size())
+        throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(op.line) + ": call to " + name +
+                                             " does not match its signature");
+      check_calls(*it->second, depth + 1);
+    }
+  }
+
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  Program* root_ = nullptr;
   Program* prog_ = nullptr;
   bool seen_main_ = false;
   std::unordered_map<std::string, int> scope_;

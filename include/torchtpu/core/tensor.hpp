@@ -86,6 +86,11 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   Tensor(const E& e) {  // NOLINT: implicit, so `Tensor<float> r = a + b;` works
     detail::materialize(*this, e);
   }
+  /// An expression of another static rank: deleted (the compiler's "declared here" note
+  /// quotes the parameter name, which says why).
+  template <expression E>
+    requires(!accepts_static_rank(E::static_rank))
+  Tensor(const E& static_rank_of_expression_differs_from_tensor_rank) = delete;
 
   // ---- assignment --------------------------------------------------------------------
   Tensor& operator=(const Tensor& o) & = default;

@@ -1,6 +1,7 @@
 // src/device/plugin_api.cpp — the TPU emulator's PJRT C API: GetPjrtApi and the functions
 // torchtpu's client calls (errors, events, client, devices, compile, execute, buffers).
 // Exceptions never cross the C boundary: every entry point converts them to PJRT_Error.
+#include <cstdio>    // std::sscanf
 #include <cstdlib>   // std::getenv, std::atoi
 #include <cstring>   // std::memcpy
 #include <memory>    // std::unique_ptr, std::shared_ptr
@@ -46,11 +47,15 @@ struct PJRT_Buffer {
 struct PJRT_Executable {
   std::shared_ptr<const emulator::Program> program;
   std::string text;
+  bool portable = false;
+  int device_id = 0;
 };
 struct PJRT_LoadedExecutable {
   PJRT_Client* client = nullptr;
   std::shared_ptr<const emulator::Program> program;
   std::string text;
+  bool portable = false;            // compile_portable_executable
+  int device_id = 0;                // the compile-time device (non-portable)
 };
 struct PJRT_SerializedExecutable {
   std::string bytes;
@@ -323,6 +328,102 @@ PJRT_Error* description_kind(PJRT_DeviceDescription_Kind_Args* a) {
 }
 
 // ---------------------------------------------------------------------------- compile
+/// The two settings of a serialized xla.CompileOptionsProto the emulator honours:
+/// compile_portable_executable (field 4) and the first device of
+/// executable_build_options (3).device_assignment (9).computation_devices (3).replica_device_ids (1).
+struct CompileSettings {
+  bool portable = false;
+  int device_id = 0;
+};
+
+class ProtoReader {
+ public:
+  ProtoReader(const unsigned char* p, size_t n) : p_(p), end_(p + n) {}
+  bool done() const { return p_ >= end_; }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      require(p_ < end_, "compile options: truncated varint");
+      const unsigned char b = *p_++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw EmuError(PJRT_Error_Code_INVALID_ARGUMENT, "TPU emulator: compile options: bad varint");
+  }
+  ProtoReader bytes() {
+    const uint64_t n = varint();
+    require(n <= static_cast<uint64_t>(end_ - p_), "compile options: truncated field");
+    ProtoReader r(p_, static_cast<size_t>(n));
+    p_ += n;
+    return r;
+  }
+  void skip(int wire) {
+    switch (wire) {
+      case 0: varint(); break;
+      case 1: require(end_ - p_ >= 8, "compile options: truncated field"); p_ += 8; break;
+      case 2: bytes(); break;
+      case 5: require(end_ - p_ >= 4, "compile options: truncated field"); p_ += 4; break;
+      default: throw EmuError(PJRT_Error_Code_INVALID_ARGUMENT, "TPU emulator: compile options: bad wire type");
+    }
+  }
+
+ private:
+  const unsigned char* p_;
+  const unsigned char* end_;
+};
+
+CompileSettings parse_compile_options(const char* data, size_t size) {
+  CompileSettings cs;
+  ProtoReader top(reinterpret_cast<const unsigned char*>(data), data ? size : 0);
+  while (!top.done()) {
+    const uint64_t tag = top.varint();
+    const int field = static_cast<int>(tag >> 3), wire = static_cast<int>(tag & 7);
+    if (field == 4 && wire == 0) {
+      cs.portable = top.varint() != 0;
+    } else if (field == 3 && wire == 2) {
+      ProtoReader build = top.bytes();
+      while (!build.done()) {
+        const uint64_t t2 = build.varint();
+        if ((t2 >> 3) == 9 && (t2 & 7) == 2) {
+          ProtoReader da = build.bytes();
+          while (!da.done()) {
+            const uint64_t t3 = da.varint();
+            if ((t3 >> 3) == 3 && (t3 & 7) == 2) {
+              ProtoReader cd = da.bytes();
+              while (!cd.done()) {
+                const uint64_t t4 = cd.varint();
+                if ((t4 >> 3) == 1 && (t4 & 7) == 2) {
+                  ProtoReader ids = cd.bytes();
+                  if (!ids.done()) cs.device_id = static_cast<int>(ids.varint());
+                } else if ((t4 >> 3) == 1 && (t4 & 7) == 0) {
+                  cs.device_id = static_cast<int>(cd.varint());
+                } else {
+                  cd.skip(static_cast<int>(t4 & 7));
+                }
+              }
+            } else {
+              da.skip(static_cast<int>(t3 & 7));
+            }
+          }
+        } else {
+          build.skip(static_cast<int>(t2 & 7));
+        }
+      }
+    } else {
+      top.skip(wire);
+    }
+  }
+  return cs;
+}
+
+void apply_settings(PJRT_LoadedExecutable& exe, const CompileSettings& cs) {
+  exe.portable = cs.portable;
+  exe.device_id = cs.device_id;
+  bool found = false;
+  for (PJRT_Device* d : exe.client->device_ptrs) found |= d->desc.id == cs.device_id;
+  require(found, "compile options name device id " + std::to_string(cs.device_id) + ", which does not exist");
+}
+
 PJRT_Error* client_compile(PJRT_Client_Compile_Args* a) {
   return guarded([&] {
     TORCHTPU_EMU_CHECK(a, PJRT_Client_Compile_Args, executable);
@@ -334,6 +435,7 @@ PJRT_Error* client_compile(PJRT_Client_Compile_Args* a) {
     auto exe = std::make_unique<PJRT_LoadedExecutable>();
     exe->client = a->client;
     exe->text.assign(p->code ? p->code : "", p->code ? p->code_size : 0);
+    apply_settings(*exe, parse_compile_options(a->compile_options, a->compile_options_size));
     exe->program = emu::parse_program(exe->text);
     a->executable = exe.release();
   });
@@ -346,7 +448,8 @@ PJRT_Error* loaded_get_executable(PJRT_LoadedExecutable_GetExecutable_Args* a) {
   return guarded([&] {
     TORCHTPU_EMU_CHECK(a, PJRT_LoadedExecutable_GetExecutable_Args, executable);
     require(a->loaded_executable != nullptr, "LoadedExecutable_GetExecutable: null executable");
-    a->executable = new PJRT_Executable{a->loaded_executable->program, a->loaded_executable->text};
+    const PJRT_LoadedExecutable& l = *a->loaded_executable;
+    a->executable = new PJRT_Executable{l.program, l.text, l.portable, l.device_id};
   });
 }
 PJRT_Error* executable_destroy(PJRT_Executable_Destroy_Args* a) {
@@ -375,7 +478,9 @@ PJRT_Error* executable_serialize(PJRT_Executable_Serialize_Args* a) {
     TORCHTPU_EMU_CHECK(a, PJRT_Executable_Serialize_Args, serialized_executable_deleter);
     require(a->executable != nullptr, "Executable_Serialize: null executable");
     auto s = std::make_unique<PJRT_SerializedExecutable>();
-    s->bytes = std::string(kSerialMagic) + a->executable->text;
+    const PJRT_Executable& e = *a->executable;
+    s->bytes = std::string(kSerialMagic) + "options " + (e.portable ? "1 " : "0 ") +
+               std::to_string(e.device_id) + "\n" + e.text;
     a->serialized_bytes = s->bytes.data();
     a->serialized_bytes_size = s->bytes.size();
     a->serialized_executable_deleter = serialized_deleter;
@@ -393,7 +498,16 @@ PJRT_Error* executable_deserialize(PJRT_Executable_DeserializeAndLoad_Args* a) {
       throw EmuError(PJRT_Error_Code_INVALID_ARGUMENT, "TPU emulator: not a serialized emulator executable");
     auto exe = std::make_unique<PJRT_LoadedExecutable>();
     exe->client = a->client;
-    exe->text = bytes.substr(magic.size());
+    const size_t eol = bytes.find('\n', magic.size());
+    const std::string opts = bytes.substr(magic.size(), eol == std::string::npos ? 0 : eol - magic.size());
+    int portable = 0, device_id = 0;
+    if (eol == std::string::npos || std::sscanf(opts.c_str(), "options %d %d", &portable, &device_id) != 2)
+      throw EmuError(PJRT_Error_Code_INVALID_ARGUMENT, "TPU emulator: corrupt serialized executable");
+    CompileSettings cs;
+    cs.portable = portable != 0;
+    cs.device_id = device_id;
+    apply_settings(*exe, cs);
+    exe->text = bytes.substr(eol + 1);
     exe->program = emu::parse_program(exe->text);
     a->loaded_executable = exe.release();
   });
@@ -548,8 +662,15 @@ PJRT_Error* execute(PJRT_LoadedExecutable_Execute_Args* a) {
     require(a->execute_device == nullptr || a->num_devices == 1, "Execute: execute_device needs num_devices == 1");
     require(a->num_devices <= exe.client->device_ptrs.size(), "Execute: more argument lists than devices");
     require(a->output_lists != nullptr, "Execute: null output_lists");
+    if (a->execute_device && !exe.portable)  // as XLA: execute_device selects ExecutePortable
+      throw EmuError(PJRT_Error_Code_INVALID_ARGUMENT,
+                     "TPU emulator: ExecutePortable gets a non-portable executable (compile with "
+                     "compile_portable_executable to choose the device at execute time)");
     for (size_t d = 0; d < a->num_devices; ++d) {
       PJRT_Device* dev = a->execute_device ? a->execute_device : exe.client->device_ptrs[d];
+      if (!a->execute_device && a->num_devices == 1)
+        for (PJRT_Device* x : exe.client->device_ptrs)
+          if (x->desc.id == exe.device_id) dev = x;
       std::vector<emu::TensorPtr> args;
       for (size_t i = 0; i < a->num_args; ++i) {
         PJRT_Buffer* b = live(a->argument_lists[d][i], "Execute");

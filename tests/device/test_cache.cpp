@@ -55,6 +55,7 @@ TEST_CASE("cache: the second compilation of a program is a memory hit", "[pjrt][
   CHECK(s.memory_hits == 1);
   // other compile options are another key
   pjrt::CompileOptions pinned;
+  pinned.portable = false;
   pinned.device_id = 0;
   auto e3 = cache.get_or_compile(c, program(2.0), pinned);
   CHECK(e3 != e1);

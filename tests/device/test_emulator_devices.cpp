@@ -51,6 +51,39 @@ TEST_CASE("devices: TORCHTPU_EMULATOR_DEVICES virtual devices", "[pjrt][devices]
   CHECK_THROWS_AS(on2.copy_to_device(7), torchtpu::IndexError);
 }
 
+TEST_CASE("devices: non-portable executables run on their compile-time device only", "[pjrt][devices]") {
+  auto c = tpu();
+  shlo::Builder b;
+  auto x = b.parameter(ScalarType::Float, {2});
+  b.set_results({b.negate(x)});
+  pjrt::CompileOptions pinned;
+  pinned.portable = false;
+  pinned.device_id = 1;
+  auto exe = pjrt::CompilationCache::global().get_or_compile(c, b.str(), pinned);
+  auto in = to_device(c, {ScalarType::Float, {2}, {1, -2}}, 1);
+  auto out = exe->execute({&in}, 1);
+  CHECK(out[0].device_index() == 1);
+  CHECK(to_host(out[0]).values == std::vector<double>{-1, 2});
+  CHECK_THROWS_AS(exe->execute({&in}, 0), torchtpu::ValueError);
+  // default options are portable: any device at execute time
+  auto portable = pjrt::CompilationCache::global().get_or_compile(c, b.str());
+  CHECK(portable->options().portable);
+  auto in2 = to_device(c, {ScalarType::Float, {2}, {3, 4}}, 2);
+  CHECK(portable->execute({&in2}, 2)[0].device_index() == 2);
+}
+
+TEST_CASE("devices: compile options bytes", "[pjrt][devices]") {
+  CHECK(pjrt::CompileOptions{}.serialize() == std::string("\x1a\x04\x20\x01\x28\x01\x20\x01", 8));
+  pjrt::CompileOptions pinned;
+  pinned.portable = false;
+  pinned.device_id = 3;
+  CHECK(pinned.serialize() ==
+        std::string("\x1a\x0f\x20\x01\x28\x01\x4a\x09\x08\x01\x10\x01\x1a\x03\x0a\x01\x03", 17));
+  pjrt::CompileOptions bad;
+  bad.device_id = 1;  // portable and pinned
+  CHECK_THROWS_AS(bad.serialize(), torchtpu::ValueError);
+}
+
 TEST_CASE("devices: mangled programs are rejected cleanly", "[pjrt][devices][fuzz]") {
   shlo::Builder b;
   auto x = b.parameter(ScalarType::Float, {1, 2, 4, 4});

@@ -159,7 +159,7 @@ class CompilationCache {
       file = std::filesystem::path(dir) / (key_hash(key) + ".ttexe");
       if (auto bytes = read_entry(file, key)) {
         try {
-          auto exe = client->deserialize(*bytes);
+          auto exe = client->deserialize(*bytes, options);
           ++disk_hits_;
           return exe;
         } catch (const DeviceError&) {

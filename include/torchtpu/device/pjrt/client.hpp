@@ -58,17 +58,26 @@ inline ScalarType from_pjrt_type(capi::PJRT_Buffer_Type t) {
 struct CompileOptions {
   int num_replicas = 1;
   int num_partitions = 1;
-  /// Pin the executable to this device id (`DeviceAssignmentProto`); unset: the plugin's default.
+  /// Portable executables (the default, as go-xla does) run on any device chosen at execute
+  /// time (`execute_device`); XLA rejects `execute_device` for non-portable ones.
+  bool portable = true;
+  /// Pin a non-portable executable to this device id (`DeviceAssignmentProto`); needs
+  /// `portable = false`. Unset and non-portable: the plugin's default device.
   std::optional<int> device_id;
 
   /// Serialized `xla.CompileOptionsProto` (hand-encoded; PJRT-NOTES §4).
-  /// **Errors:** `ValueError` for counts or ids outside [0, 127] (single-byte varints only).
+  /// **Errors:** `ValueError` for counts or ids outside [0, 127] (single-byte varints only), or
+  /// `device_id` together with `portable`.
   std::string serialize() const {
     auto byte = [](int v, const char* what) {
       if (v < 0 || v > 127)
         throw ValueError(std::string("CompileOptions: ") + what + " must be in [0, 127]");
       return static_cast<char>(v);
     };
+    if (portable && device_id)
+      throw ValueError("CompileOptions: a portable executable cannot be pinned to a device_id");
+    if (portable && (num_replicas != 1 || num_partitions != 1))
+      throw ValueError("CompileOptions: a portable executable needs one replica and one partition");
     std::string build;  // ExecutableBuildOptionsProto
     build += '\x20';
     build += byte(num_replicas, "num_replicas");
@@ -86,6 +95,7 @@ struct CompileOptions {
     out += '\x1a';  // CompileOptionsProto.executable_build_options
     out += static_cast<char>(build.size());
     out += build;
+    if (portable) out += std::string("\x20\x01", 2);  // compile_portable_executable = true
     return out;
   }
   bool operator==(const CompileOptions&) const = default;
@@ -199,9 +209,10 @@ class Client : public std::enable_shared_from_this<Client> {
   /// **Errors:** `DeviceError` carrying the plugin's code and message (bad program, op).
   std::shared_ptr<Executable> compile(std::string_view mlir, const CompileOptions& options = {});
 
-  /// Loads an executable from bytes produced by `Executable::serialize` of the same plugin.
+  /// Loads an executable from bytes produced by `Executable::serialize` of the same plugin;
+  /// `options` are the ones it was compiled with.
   /// **Errors:** `DeviceError` (code 12 if the plugin cannot deserialize).
-  std::shared_ptr<Executable> deserialize(std::string_view bytes);
+  std::shared_ptr<Executable> deserialize(std::string_view bytes, const CompileOptions& options = {});
 
  private:
   explicit Client(const Plugin& plugin) : plugin_(&plugin) {
@@ -438,9 +449,10 @@ class Buffer {
 /// **Thread safety:** `execute` may run concurrently from several threads.
 class Executable {
  public:
-  /// Adopts `handle` (non-null, from `client`'s plugin).
-  Executable(std::shared_ptr<Client> client, capi::PJRT_LoadedExecutable* handle)
-      : client_(std::move(client)), handle_(handle) {
+  /// Adopts `handle` (non-null, from `client`'s plugin), compiled with `options`.
+  Executable(std::shared_ptr<Client> client, capi::PJRT_LoadedExecutable* handle,
+             CompileOptions options = {})
+      : client_(std::move(client)), handle_(handle), options_(std::move(options)) {
     using namespace capi;
     const Plugin& p = client_->plugin();
     PJRT_LoadedExecutable_GetExecutable_Args g{};
@@ -475,10 +487,13 @@ class Executable {
   capi::PJRT_LoadedExecutable* handle() const noexcept { return handle_; }
   const std::shared_ptr<Client>& client() const noexcept { return client_; }
   size_t num_outputs() const noexcept { return num_outputs_; }
+  const CompileOptions& options() const noexcept { return options_; }
 
   /// Runs on device `device_index` with `args` (in the order of @main's parameters) and waits
-  /// for completion. Inputs are not donated and stay valid.
-  /// **Errors:** `ValueError` for empty or foreign buffers; `DeviceError` from the plugin.
+  /// for completion. Inputs are not donated and stay valid. Portable executables run on any
+  /// device (`execute_device`); a non-portable one only on the device it was compiled for.
+  /// **Errors:** `ValueError` for empty or foreign buffers or a device a non-portable
+  /// executable was not compiled for; `DeviceError` from the plugin.
   std::vector<Buffer> execute(std::span<const Buffer* const> args, int device_index = 0) const {
     using namespace capi;
     const Plugin& p = client_->plugin();
@@ -511,7 +526,16 @@ class Executable {
     a.num_args = in.size();
     a.output_lists = &out_list;
     a.device_complete_events = &done;
-    a.execute_device = client_->device(device_index).handle;
+    const Device& dev = client_->device(device_index);
+    if (options_.portable) {
+      a.execute_device = dev.handle;
+    } else {
+      const int pinned = options_.device_id.value_or(client_->addressable_devices().front().id);
+      if (dev.id != pinned)
+        throw ValueError("Executable::execute: compiled for device id " + std::to_string(pinned) +
+                         " (non-portable), asked to run on device id " + std::to_string(dev.id));
+      a.execute_device = nullptr;  // the compile-time assignment
+    }
     p.call(Slot::LoadedExecutable_Execute, &a, "PJRT_LoadedExecutable_Execute");
     std::vector<Buffer> result;
     result.reserve(out.size());
@@ -587,6 +611,7 @@ class Executable {
 
   std::shared_ptr<Client> client_;                 // never null
   capi::PJRT_LoadedExecutable* handle_ = nullptr;  // owned
+  CompileOptions options_;
   size_t num_outputs_ = 0;
 };
 
@@ -629,10 +654,11 @@ inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
   a.compile_options = opts.data();
   a.compile_options_size = opts.size();
   plugin_->call(Slot::Client_Compile, &a, "PJRT_Client_Compile");
-  return std::make_shared<Executable>(shared_from_this(), a.executable);
+  return std::make_shared<Executable>(shared_from_this(), a.executable, options);
 }
 
-inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes) {
+inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes,
+                                                       const CompileOptions& options) {
   using namespace capi;
   PJRT_Executable_DeserializeAndLoad_Args a{};
   a.struct_size = sizeof(a);
@@ -640,7 +666,7 @@ inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes) {
   a.serialized_executable = bytes.data();
   a.serialized_executable_size = bytes.size();
   plugin_->call(Slot::Executable_DeserializeAndLoad, &a, "PJRT_Executable_DeserializeAndLoad");
-  return std::make_shared<Executable>(shared_from_this(), a.loaded_executable);
+  return std::make_shared<Executable>(shared_from_this(), a.loaded_executable, options);
 }
 
 }  // namespace torchtpu::pjrt

@@ -571,6 +571,38 @@ Tensor run_constant(const Op& op, const TensorType& out) {
   const Attr& v = op.attrs.at("value");
   if (!(v.type == out)) op_fail(op, "value type " + v.type.str() + " differs from result " + out.str());
   Tensor r = make(out);
+  if (!v.s.empty()) {  // hex blob: little-endian element bytes (one element means a splat)
+    const size_t esz = static_cast<size_t>(et_bytes(out.et));
+    const size_t nbytes = (v.s.size() - 2) / 2;
+    const bool splat = nbytes == esz;
+    if (!splat && nbytes != esz * r.data.size())
+      op_fail(op, "hex constant has " + std::to_string(nbytes) + " bytes for " + out.str());
+    auto hex = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+    for (size_t i = 0; i < (splat ? std::min<size_t>(1, r.data.size()) : r.data.size()); ++i) {
+      uint64_t bits = 0;
+      for (size_t b = 0; b < esz; ++b) {
+        const size_t pos = 2 + 2 * (i * esz + b);
+        bits |= static_cast<uint64_t>(hex(v.s[pos]) * 16 + hex(v.s[pos + 1])) << (8 * b);
+      }
+      double value = 0;
+      if (et_is_float(out.et)) {
+        Attr a;
+        a.kind = Attr::Word;
+        a.s = "0x";
+        a.i = static_cast<int64_t>(bits);
+        value = scalar_value(a, out.et);
+      } else if (et_is_unsigned(out.et) || esz == 8) {
+        value = static_cast<double>(bits);
+        if (out.et == ET::S64) value = static_cast<double>(static_cast<int64_t>(bits));
+      } else {  // sign-extend narrower signed integers
+        const int shift = 64 - static_cast<int>(esz) * 8;
+        value = static_cast<double>(static_cast<int64_t>(bits << shift) >> shift);
+      }
+      r.data[i] = et_round(out.et, value);
+    }
+    if (splat) std::fill(r.data.begin(), r.data.end(), r.data.empty() ? 0.0 : r.data[0]);
+    return r;
+  }
   std::vector<double> flat;
   std::function<void(const Attr&)> walk = [&](const Attr& x) {
     if (x.kind == Attr::List) for (const auto& y : x.items) walk(y);

@@ -394,10 +394,15 @@ class Parser {
         next();
         expect("<");
         a.kind = Attr::Dense;
-        if (peek().kind == Token::Str) {
-          fail(kUnimplemented, "hex-string dense constants are not supported; write the values");
+        if (peek().kind == Token::Str) {  // dense<"0x0000803F..."> : raw little-endian bytes
+          a.s = next().text;
+          if (a.s.size() < 2 || a.s.compare(0, 2, "0x") != 0 || a.s.size() % 2 != 0)
+            fail(kInvalidArgument, "a string dense constant must be \"0x\" followed by hex bytes");
+          for (size_t i = 2; i < a.s.size(); ++i)
+            if (!std::isxdigit(static_cast<unsigned char>(a.s[i]))) fail(kInvalidArgument, "bad hex digit in a dense constant");
+        } else if (peek().text != ">") {
+          a.items.push_back(parse_attr());
         }
-        if (peek().text != ">") a.items.push_back(parse_attr());
         expect(">");
         expect(":");
         a.type = parse_type();

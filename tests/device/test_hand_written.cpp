@@ -121,3 +121,20 @@ TEST_CASE("emulator: calls to private functions, as jax emits them", "[pjrt][emu
     CHECK(std::string(e.what()).find("@nowhere") != std::string::npos);
   }
 }
+
+TEST_CASE("emulator: hex-blob dense constants, as jax prints large arrays", "[pjrt][emulator]") {
+  // [1.0, 2.0, -0.5] as little-endian f32 bytes; [7, -3] as i32; a bf16 splat of 1.0
+  const std::string text = R"mlir(module {
+  func.func public @main() -> (tensor<3xf32>, tensor<2xi32>, tensor<2x2xbf16>) {
+    %0 = stablehlo.constant dense<"0x0000803F00000040000000BF"> : tensor<3xf32>
+    %1 = stablehlo.constant dense<"0x07000000FDFFFFFF"> : tensor<2xi32>
+    %2 = stablehlo.constant dense<"0x803F"> : tensor<2x2xbf16>
+    return %0, %1, %2 : tensor<3xf32>, tensor<2xi32>, tensor<2x2xbf16>
+  }
+}
+)mlir";
+  auto out = run_text(text, {});
+  CHECK(out[0].values == std::vector<double>{1.0, 2.0, -0.5});
+  CHECK(out[1].values == std::vector<double>{7, -3});
+  CHECK(out[2].values == std::vector<double>{1, 1, 1, 1});
+}

@@ -125,6 +125,11 @@ TEST_CASE("errors: a plugin with another PJRT major version is rejected, naming 
   }
 }
 
+TEST_CASE("errors: a shared object that is not a PJRT plugin", "[pjrt][errors]") {
+  CHECK_THROWS_AS(pjrt::Plugin::load("libm.so.6"), DeviceUnavailable);  // no GetPjrtApi
+  CHECK_THROWS_AS(pjrt::Plugin::load("/nonexistent/plugin.so"), DeviceUnavailable);
+}
+
 TEST_CASE("errors: a missing plugin is DeviceUnavailable listing every place searched", "[pjrt][errors]") {
   EnvGuard env;
   env.set("TORCHTPU_TPU_EMULATOR", nullptr);

@@ -1,0 +1,197 @@
+// tests/jit/test_jit_graph.cpp — the run-time graph without libtorch: CPU kernels against
+// values worked out by hand or by a naive float64 loop, the registry (register_op, missing
+// ops), activation fusion, and shape arithmetic on int values.
+#include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK
+
+#include <cmath>   // std::sqrt
+#include <vector>  // std::vector
+
+#include <torchtpu/core/factories.hpp>  // from_data, rand, Generator
+#include <torchtpu/jit/graph.hpp>       // Graph, registry, register_op
+
+namespace {
+
+using torchtpu::Dims;
+using torchtpu::jit::Epilogue;
+using torchtpu::jit::FloatTensor;
+using torchtpu::jit::Graph;
+using torchtpu::jit::Mode;
+using torchtpu::jit::Value;
+namespace k = torchtpu::jit::kernels;
+
+FloatTensor t(std::vector<float> v, Dims s) { return torchtpu::from_data(v.data(), s); }
+
+std::vector<float> values(const FloatTensor& x) {
+  const FloatTensor c = x.contiguous();
+  return std::vector<float>(c.data_ptr(), c.data_ptr() + c.numel());
+}
+
+/// Naive float64 NCHW convolution, the reference for the im2col and depthwise paths.
+std::vector<double> naive_conv(const FloatTensor& x, const FloatTensor& w, const FloatTensor& b, int64_t s,
+                               int64_t p, int64_t d, int64_t groups, int64_t& OH, int64_t& OW) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t OC = w.size(0), Cg = w.size(1), KH = w.size(2), KW = w.size(3), OCg = OC / groups;
+  OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1;
+  OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
+  std::vector<double> out;
+  (void)C;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b.at(oc);
+          const int64_t g = oc / OCg;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t i = 0; i < KH; ++i)
+              for (int64_t j = 0; j < KW; ++j) {
+                const int64_t ih = oh * s - p + i * d, iw = ow * s - p + j * d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += double(x.at(n, g * Cg + c, ih, iw)) * double(w.at(oc, c, i, j));
+              }
+          out.push_back(acc);
+        }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("jit kernels: conv2d by hand", "[jit]") {
+  const FloatTensor x = t({1, 2, 3, 4, 5, 6, 7, 8, 9}, Dims{1, 1, 3, 3});
+  const FloatTensor w = t({1, 1, 1, 1}, Dims{1, 1, 2, 2});
+  CHECK(values(k::conv2d(x, w, nullptr, {1, 1}, {0, 0}, {1, 1}, 1, {})) == std::vector<float>{12, 16, 24, 28});
+  // padding 1, stride 2: windows start at -1 and 1 in both directions.
+  CHECK(values(k::conv2d(x, w, nullptr, {2}, {1}, {1}, 1, {})) == std::vector<float>{1, 5, 11, 28});
+  // bias and a fused ReLU epilogue
+  const FloatTensor b = t({-20}, Dims{1});
+  CHECK(values(k::conv2d(x, w, &b, {1}, {0}, {1}, 1, Epilogue{Epilogue::Kind::Relu})) ==
+        std::vector<float>{0, 0, 4, 8});
+  CHECK_THROWS_AS(k::conv2d(x, t({1, 1}, Dims{1, 2, 1, 1}), nullptr, {1}, {0}, {1}, 1, {}), torchtpu::ShapeError);
+}
+
+TEST_CASE("jit kernels: grouped, depthwise, strided and dilated conv2d vs a float64 loop", "[jit]") {
+  torchtpu::Generator gen(7);
+  struct Case { int64_t C, OC, groups, k, s, p, d; };
+  for (const Case c : {Case{4, 6, 1, 3, 1, 1, 1}, Case{4, 6, 2, 3, 2, 1, 1}, Case{6, 6, 6, 3, 1, 1, 1},
+                       Case{6, 12, 6, 3, 2, 1, 1}, Case{3, 4, 1, 3, 1, 2, 2}, Case{8, 4, 1, 1, 1, 0, 1}}) {
+    INFO("C=" << c.C << " OC=" << c.OC << " groups=" << c.groups << " k=" << c.k << " s=" << c.s);
+    const FloatTensor x = torchtpu::randn<float>(Dims{2, c.C, 7, 6}, gen);
+    const FloatTensor w = torchtpu::randn<float>(Dims{c.OC, c.C / c.groups, c.k, c.k}, gen);
+    const FloatTensor b = torchtpu::randn<float>(Dims{c.OC}, gen);
+    int64_t OH, OW;
+    const auto ref = naive_conv(x, w, b, c.s, c.p, c.d, c.groups, OH, OW);
+    const FloatTensor y = k::conv2d(x, w, &b, {c.s}, {c.p}, {c.d}, c.groups, {});
+    REQUIRE(y.sizes() == Dims{2, c.OC, OH, OW});
+    const auto got = values(y);
+    for (size_t i = 0; i < ref.size(); ++i) CHECK(got[i] == Approx(ref[i]).margin(1e-4));
+  }
+}
+
+TEST_CASE("jit kernels: pooling by hand", "[jit]") {
+  const FloatTensor x = t({1, 2, 3, 4, 5, 6, 7, 8, 9}, Dims{1, 1, 3, 3});
+  CHECK(values(k::max_pool2d(x, {2}, {2}, {0}, {1}, false)) == std::vector<float>{5});
+  CHECK(values(k::max_pool2d(x, {2}, {2}, {0}, {1}, true)) == std::vector<float>{5, 6, 8, 9});
+  // kernel 3, stride 3, padding 1: one window over rows/cols -1..1, i.e. {1, 2, 4, 5}
+  CHECK(values(k::max_pool2d(x, {3}, {}, {1}, {1}, false)) == std::vector<float>{5});
+  // avg, kernel 2 stride 2 padding 1: the corner window covers one real element.
+  CHECK(values(k::avg_pool2d(x, {2}, {2}, {1}, false, true, 0)) == std::vector<float>{0.25f, 1.25f, 2.75f, 7.0f});
+  CHECK(values(k::avg_pool2d(x, {2}, {2}, {1}, false, false, 0)) == std::vector<float>{1, 2.5f, 5.5f, 7});
+  CHECK(values(k::adaptive_avg_pool2d(x, {2, 2})) == std::vector<float>{3, 4, 6, 7});
+  CHECK(values(k::adaptive_avg_pool2d(x, {1})) == std::vector<float>{5});
+}
+
+TEST_CASE("jit kernels: layer_norm, batch_norm, cat", "[jit]") {
+  const FloatTensor x = t({1, 2, 3, 4, 2, 2, 2, 2}, Dims{2, 4});
+  const auto y = values(k::layer_norm(x, {4}, nullptr, nullptr, 1e-5));
+  const double sd = std::sqrt(1.25 + 1e-5);
+  CHECK(y[0] == Approx(-1.5 / sd));
+  CHECK(y[3] == Approx(1.5 / sd));
+  CHECK(y[4] == 0.0f);
+  const FloatTensor mean = t({1, 2}, Dims{2}), var = t({4, 1}, Dims{2}), w = t({2, 1}, Dims{2}), b = t({0, 10}, Dims{2});
+  const auto bn = values(k::batch_norm(t({3, 5}, Dims{1, 2}), &w, &b, mean, var, 0.0, {}));
+  CHECK(bn[0] == Approx(2.0));   // (3 - 1) / 2 * 2 + 0
+  CHECK(bn[1] == Approx(13.0));  // (5 - 2) / 1 * 1 + 10
+  const FloatTensor c = k::cat({t({1, 2}, Dims{1, 2}), t({3, 4, 5, 6}, Dims{2, 2})}, 0);
+  CHECK(c.sizes() == Dims{3, 2});
+  CHECK(values(c) == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK_THROWS_AS(k::cat({t({1, 2}, Dims{1, 2}), t({3}, Dims{1, 1})}, 0), torchtpu::ShapeError);
+}
+
+TEST_CASE("jit graph: linear + relu fuses and gives the strict result", "[jit]") {
+  Graph g;
+  const int x = g.add_input("x");
+  const int w = g.add_constant(Value(t({1, -1, 2, 0}, Dims{2, 2})));
+  const int b = g.add_constant(Value(t({0.5f, -10}, Dims{2})));
+  const int y = g.add_node("aten::linear", {x, w, b}, 1, "node 0")[0];
+  const int r = g.add_node("aten::relu_", {y}, 1, "node 1")[0];
+  g.set_outputs({r});
+  g.finalize();
+  CHECK(g.executed_nodes(Mode::Fused) == 1);
+  CHECK(g.executed_nodes(Mode::Strict) == 2);
+  // x @ w.T + b: [3, 1] -> [3*1 - 1*1 + 0.5, 2*3 + 0 - 10] = [2.5, -4] -> relu [2.5, 0]
+  for (Mode m : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+    const auto out = g.run({Value(t({3, 1}, Dims{1, 2}))}, m);
+    CHECK(values(out[0].tensor()) == std::vector<float>{2.5f, 0.0f});
+  }
+}
+
+TEST_CASE("jit graph: shape arithmetic on ints (size, NumToTensor, floor_divide, Int, view)", "[jit]") {
+  Graph g;
+  const int x = g.add_input("x");
+  const int zero = g.add_constant(Value(int64_t(0))), one = g.add_constant(Value(int64_t(1)));
+  const int two = g.add_constant(Value(int64_t(2))), minus1 = g.add_constant(Value(int64_t(-1)));
+  const int n = g.add_node("aten::size", {x, one}, 1, "node 0")[0];
+  const int nt = g.add_node("prim::NumToTensor", {n}, 1, "node 1")[0];
+  const int half = g.add_node("aten::floor_divide", {nt, two}, 1, "node 2")[0];
+  const int hi = g.add_node("aten::Int", {half}, 1, "node 3")[0];
+  const int shape = g.add_node("prim::ListConstruct", {minus1, two, hi}, 1, "node 4")[0];
+  const int v = g.add_node("aten::view", {x, shape}, 1, "node 5")[0];
+  const int tr = g.add_node("aten::transpose", {v, one, two}, 1, "node 6")[0];
+  const int c = g.add_node("aten::contiguous", {tr, zero}, 1, "node 7")[0];
+  g.set_outputs({c});
+  g.finalize();
+  const auto out = g.run({Value(t({0, 1, 2, 3, 4, 5}, Dims{1, 6}))});
+  CHECK(out[0].tensor().sizes() == Dims{1, 3, 2});
+  CHECK(values(out[0].tensor()) == std::vector<float>{0, 3, 1, 4, 2, 5});  // channel shuffle of 2 groups
+}
+
+TEST_CASE("jit registry: unknown ops are reported before running; register_op adds one", "[jit]") {
+  auto build = [] {
+    Graph g;
+    const int x = g.add_input("x");
+    const int a = g.add_node("test::triple", {x}, 1, "node 0 (a.py:1)")[0];
+    const int b = g.add_node("test::unknown", {a}, 1, "node 1 (a.py:2)")[0];
+    const int c = g.add_node("test::triple", {b}, 1, "node 2 (a.py:3)")[0];
+    g.set_outputs({c});
+    return g;
+  };
+  if (!torchtpu::jit::registry().find("test::triple")) {
+    Graph g = build();
+    try {
+      g.finalize();
+      FAIL("expected UnsupportedOperator");
+    } catch (const torchtpu::UnsupportedOperator& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("test::triple x2, first at node 0 (a.py:1)"));
+      CHECK_THAT(std::string(e.what()), Catch::Contains("test::unknown x1, first at node 1 (a.py:2)"));
+    }
+  }
+  torchtpu::register_op("test::triple", [](torchtpu::jit::OpContext& c) {
+    c.out[0] = Value(FloatTensor(torchtpu::mul(c.in[0]->tensor(), 3.0f)));
+  });
+  torchtpu::register_op("test::unknown", [](torchtpu::jit::OpContext& c) { c.out[0] = *c.in[0]; });
+  Graph g = build();
+  g.finalize();
+  CHECK(values(g.run({Value(t({1, 2}, Dims{2}))})[0].tensor()) == std::vector<float>{9, 18});
+  CHECK_THROWS_AS(torchtpu::register_op("", [](torchtpu::jit::OpContext&) {}), torchtpu::ValueError);
+}
+
+TEST_CASE("jit graph: kernel errors name the node", "[jit]") {
+  Graph g;
+  const int x = g.add_input("x");
+  const int shape = g.add_constant(Value(std::vector<int64_t>{-1, 5}));
+  g.set_outputs({g.add_node("aten::view", {x, shape}, 1, "node 3 (m.py:9)")[0]});
+  g.finalize();
+  CHECK_THROWS_AS(g.run({Value(t({1, 2, 3, 4}, Dims{4}))}), torchtpu::ShapeError);
+  CHECK_THROWS_WITH(g.run({Value(t({1, 2, 3, 4}, Dims{4}))}), Catch::StartsWith("forward: aten::view at node 3 (m.py:9): "));
+  CHECK_THROWS_AS(g.run({}), torchtpu::ValueError);
+  CHECK_THROWS_AS(g.run({Value(int64_t(3))}), torchtpu::TypeError);
+}

@@ -253,6 +253,11 @@ PJRT_Error* event_on_ready(PJRT_Event_OnReady_Args* a) {
 PJRT_Error* client_create(PJRT_Client_Create_Args* a) {
   return guarded([&] {
     TORCHTPU_EMU_CHECK(a, PJRT_Client_Create_Args, client);
+    require(a->num_options == 0 || a->create_options != nullptr, "Client_Create: null create_options");
+    for (size_t i = 0; i < a->num_options; ++i)  // accepted and ignored, but must be well formed
+      require(a->create_options[i].name != nullptr && a->create_options[i].type >= PJRT_NamedValue_kString &&
+                  a->create_options[i].type <= PJRT_NamedValue_kBool,
+              "Client_Create: malformed create option " + std::to_string(i));
     int n = 1;
     if (const char* v = std::getenv("TORCHTPU_EMULATOR_DEVICES")) {
       n = std::atoi(v);

@@ -176,3 +176,15 @@ TEST_CASE("errors: the emulator is used only when asked for, and a bad emulator 
   const auto loc = pjrt::find_plugin("tpu");  // the test environment asks for the emulator
   CHECK(loc.emulated);
 }
+
+TEST_CASE("errors: create options torchtpu sends per device kind", "[pjrt][errors]") {
+  EnvGuard env;
+  env.set("TORCHTPU_CUDA_PREALLOCATE", nullptr);
+  const auto cuda = pjrt::default_create_options("cuda");
+  REQUIRE(cuda.size() == 1);
+  CHECK(cuda[0].name == "preallocate");
+  CHECK(std::get<bool>(cuda[0].value) == false);
+  CHECK(pjrt::default_create_options("tpu").empty());
+  env.set("TORCHTPU_CUDA_PREALLOCATE", "1");
+  CHECK(pjrt::default_create_options("cuda").empty());
+}

@@ -13,6 +13,7 @@
 #include <string>      // std::string
 #include <string_view> // std::string_view
 #include <utility>     // std::exchange
+#include <variant>     // std::variant
 #include <vector>      // std::vector
 
 #include "../../core/dtype.hpp"   // ScalarType, dtype_size, dtype_name
@@ -101,6 +102,22 @@ struct CompileOptions {
   bool operator==(const CompileOptions&) const = default;
 };
 
+/// One `PJRT_NamedValue` create option for `PJRT_Client_Create`.
+struct CreateOption {
+  std::string name;
+  std::variant<std::string, int64_t, bool, float> value;
+};
+
+/// Create options torchtpu sends for a device kind. `cuda`: `preallocate = false` (XLA's CUDA
+/// plugin otherwise reserves 75% of GPU memory) unless `TORCHTPU_CUDA_PREALLOCATE=1`; nothing
+/// else, because the plugin rejects names it does not know. `tpu`: none (libtpu needs none).
+inline std::vector<CreateOption> default_create_options(std::string_view kind) {
+  std::vector<CreateOption> opts;
+  if (kind == "cuda" && detail::env_or_empty("TORCHTPU_CUDA_PREALLOCATE") != "1")
+    opts.push_back({"preallocate", false});
+  return opts;
+}
+
 /// One device of a client. **Ownership:** `handle` is owned by the client and lives as long as
 /// it; never null for devices returned by `Client`.
 struct Device {
@@ -142,20 +159,22 @@ class Client : public std::enable_shared_from_this<Client> {
       if (it != memo->end()) return it->second;
     }
     const PluginLocation loc = find_plugin(kind);
-    std::shared_ptr<Client> c = for_plugin(Plugin::load(loc.path, loc.emulated));
+    std::shared_ptr<Client> c = for_plugin(Plugin::load(loc.path, loc.emulated),
+                                           loc.emulated ? std::vector<CreateOption>{} : default_create_options(kind));
     std::lock_guard<std::mutex> lock(mu);
     memo->emplace(sig, c);
     return c;
   }
 
-  /// The client for an already loaded plugin, created on first use (thread-safe).
-  static std::shared_ptr<Client> for_plugin(const Plugin& plugin) {
+  /// The client for an already loaded plugin, created on first use (thread-safe) with
+  /// `options` (ignored when the plugin's client already exists).
+  static std::shared_ptr<Client> for_plugin(const Plugin& plugin, const std::vector<CreateOption>& options = {}) {
     static std::mutex mu;
     static auto* registry = new std::map<const Plugin*, std::shared_ptr<Client>>();  // leaked
     std::lock_guard<std::mutex> lock(mu);
     auto it = registry->find(&plugin);
     if (it != registry->end()) return it->second;
-    std::shared_ptr<Client> c(new Client(plugin));
+    std::shared_ptr<Client> c(new Client(plugin, options));
     registry->emplace(&plugin, c);
     return c;
   }
@@ -215,10 +234,34 @@ class Client : public std::enable_shared_from_this<Client> {
   std::shared_ptr<Executable> deserialize(std::string_view bytes, const CompileOptions& options = {});
 
  private:
-  explicit Client(const Plugin& plugin) : plugin_(&plugin) {
+  Client(const Plugin& plugin, const std::vector<CreateOption>& options) : plugin_(&plugin) {
     using namespace capi;
+    std::vector<PJRT_NamedValue> named(options.size());
+    for (size_t i = 0; i < options.size(); ++i) {
+      PJRT_NamedValue& nv = named[i];
+      nv.struct_size = sizeof(nv);
+      nv.name = options[i].name.c_str();
+      nv.name_size = options[i].name.size();
+      nv.value_size = 1;
+      if (const auto* sv = std::get_if<std::string>(&options[i].value)) {
+        nv.type = PJRT_NamedValue_kString;
+        nv.string_value = sv->c_str();
+        nv.value_size = sv->size();
+      } else if (const auto* iv = std::get_if<int64_t>(&options[i].value)) {
+        nv.type = PJRT_NamedValue_kInt64;
+        nv.int64_value = *iv;
+      } else if (const auto* bv = std::get_if<bool>(&options[i].value)) {
+        nv.type = PJRT_NamedValue_kBool;
+        nv.bool_value = *bv;
+      } else {
+        nv.type = PJRT_NamedValue_kFloat;
+        nv.float_value = std::get<float>(options[i].value);
+      }
+    }
     PJRT_Client_Create_Args c{};
     c.struct_size = sizeof(c);
+    c.create_options = named.empty() ? nullptr : named.data();
+    c.num_options = named.size();
     plugin_->call(Slot::Client_Create, &c, "PJRT_Client_Create");
     handle_ = c.client;
     PJRT_Client_PlatformName_Args pn{};

@@ -11,6 +11,8 @@
 #include "evaluator.hpp"       // Evaluator, for_each_operand
 #include "gemm.hpp"            // gemm_rows
 #include "plan.hpp"            // LoopPlan
+#include "vec_eval.hpp"        // with_region_loop (vector loops, threads)
+#include "vec_reduce.hpp"      // vector reductions and softmax
 
 namespace torchtpu::detail {
 
@@ -73,9 +75,27 @@ bool overlaps_unsafely(const Tensor<T, R>& dest, const E& e) {
   return bad;
 }
 
+/// True if any tensor read by `e`'s elementwise region shares bytes with `dest`.
+template <element T, int R, class E>
+bool overlaps_any(const Tensor<T, R>& dest, const E& e) {
+  const char *dlo, *dhi;
+  if (!byte_extent(dest.data_ptr(), dest.sizes(), dest.strides(), sizeof(T), dlo, dhi)) return false;
+  bool hit = false;
+  for_each_operand(
+      e,
+      [&](const Dims& sh, const Dims& st, const StorageImpl* s, const void* data, size_t elem) {
+        const char *lo, *hi;
+        if (s == dest.storage().get() && byte_extent(data, sh, st, elem, lo, hi) && !(hi < dlo || lo > dhi))
+          hit = true;
+      },
+      [](const auto&) {});
+  return hit;
+}
+
 // ---- elementwise -----------------------------------------------------------------------
 
-/// dest[...] = e[...] (e broadcast to dest's shape), one pass, no aliasing check.
+/// dest[...] = e[...] (e broadcast to dest's shape), one pass, no aliasing check. Vectorized
+/// and split over the thread pool when the region allows (fuse/vec_eval.hpp).
 template <element T, int R, expression E>
 void elementwise_into(const Tensor<T, R>& dest, const E& e, const EvalContext& ctx = {}) {
   LoopPlan p = make_plan(dest.sizes());
@@ -83,20 +103,7 @@ void elementwise_into(const Tensor<T, R>& dest, const E& e, const EvalContext& c
   ops.add(dest.sizes(), dest.strides());
   collect_layouts(e, ops);
   coalesce(p, ops);
-  Evaluator<E> ev(e, p, ctx);
-  StridedReader<T> out(dest.data_ptr(), dest.sizes(), dest.strides(), p);
-  const int64_t n = p.sizes[p.rank - 1];
-  const int64_t ds = out.inner;
-  for_rows(p, 0, plan_rows(p), [&](const int64_t* idx, int64_t) {
-    ev.set_row(idx);
-    out.set_row(idx);
-    T* d = const_cast<T*>(out.row);
-    if (ds == 1) {
-      for (int64_t i = 0; i < n; ++i) d[i] = convert<T>(ev.at(i));
-    } else {
-      for (int64_t i = 0; i < n; ++i) d[i * ds] = convert<T>(ev.at(i));
-    }
-  });
+  with_region_loop(dest, e, p, ctx, [&](const auto& loop) { loop.run_parallel(0, plan_rows(p)); });
 }
 
 // ---- reductions ------------------------------------------------------------------------
@@ -154,6 +161,43 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
   const int64_t inner = p.sizes[p.rank - 1];
   const bool inner_reduced = barrier < p.rank;
   T* out = dest.data_ptr();
+#if TORCHTPU_HAS_AVX512_PATH
+  if constexpr (vec_reducible<Op, E, T>()) {
+    if (cpu_has_avx512() && in.size() > 0 && numel(in) > 0) {
+      // (b) leading dims reduced, trailing dims kept and contiguous in dest: accumulate
+      // whole input rows into vector registers (column sums)
+      int k = 0;
+      while (k < in.size() && (node.mask & (1u << k))) ++k;
+      if (k > 0 && k < in.size() && node.mask == (1u << k) - 1u) {
+        LoopPlan q = make_plan(in);
+        OperandLayouts ops;
+        ops.add(in, dst);
+        collect_layouts(node.arg, ops);
+        const int qb = coalesce(q, ops, k);
+        int64_t qst[max_rank];
+        plan_strides(q, in, dst, qst);
+        if (q.rank == 2 && qb == 1 && qst[1] == 1) {
+          const VecEval<E> base(node.arg, q, EvalContext{});
+          const int64_t rows = q.sizes[0], cols = q.sizes[1];
+          parallel_chunks(cols, chunks_for(rows * cols, reduce_grain), 256, [&](int64_t c0, int64_t c1) {
+            VecEval<E> ev = base;
+            vec_reduce_cols<Op, T, E>(ev, rows, out, count, c0, c1);
+          });
+          return;
+        }
+      }
+      // (a) the reduced dims coalesce into the inner loop: one vector pass per output
+      if (inner_reduced && barrier == p.rank - 1) {
+        const VecEval<E> base(node.arg, p, EvalContext{});
+        parallel_chunks(kept_total, chunks_for(kept_total * inner, reduce_grain), 1, [&](int64_t o0, int64_t o1) {
+          VecEval<E> ev = base;
+          vec_reduce_rows<Op, T, E>(ev, p, dst_st, out, count, o0, o1);
+        });
+        return;
+      }
+    }
+  }
+#endif
   int64_t idx[max_rank] = {};
   for (int64_t o = 0; o < kept_total; ++o) {
     int64_t rem = o, off = 0;
@@ -247,6 +291,21 @@ void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
   for (int i = 0; i < in.size(); ++i) if (i != node.dim) order[n++] = i;
   order[n++] = node.dim;
   LoopPlan p = make_plan(in, order);
+#if TORCHTPU_HAS_AVX512_PATH
+  if constexpr (std::same_as<T, float> && vectorizable<E>()) {
+    if (cpu_has_avx512()) {
+      const VecEval<E> base(node.arg, p, EvalContext{});
+      const StridedReader<T> out0(dest.data_ptr(), dest.sizes(), dest.strides(), p);
+      const int64_t rows = plan_rows(p);
+      parallel_chunks(rows, chunks_for(rows * p.sizes[p.rank - 1], reduce_grain / 4), 1, [&](int64_t r0, int64_t r1) {
+        VecEval<E> ev = base;
+        StridedReader<T> out = out0;
+        vec_softmax_rows<Log, T, E>(ev, out, p, r0, r1);
+      });
+      return;
+    }
+  }
+#endif
   Evaluator<E> ev(node.arg, p, EvalContext{});
   StridedReader<T> out(dest.data_ptr(), dest.sizes(), dest.strides(), p);
   const int64_t len = p.sizes[p.rank - 1];
@@ -261,7 +320,7 @@ void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
       if (v > mx) {
         s = s * std::exp(mx - v) + M(1);
         mx = v;
-      } else {
+      } else if (v != -std::numeric_limits<M>::infinity()) {  // -inf adds 0 (and -inf - -inf is NaN)
         s += std::exp(v - mx);
       }
     }
@@ -337,6 +396,28 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
   const int64_t sam = ops.a.strides()[r - 2], sak = ops.a.strides()[r - 1];
   const int64_t sbk = ops.b.strides()[r - 2], sbn = ops.b.strides()[r - 1];
   const int64_t m = node.m, n = node.n, k = node.k;
+#if TORCHTPU_HAS_AVX512_PATH
+  if constexpr (std::same_as<C, float>) {
+    if (cpu_has_avx512()) {
+      struct Epi { std::remove_reference_t<After>* f; int64_t base; };
+      for_each_batch(ops, node.batch, [&](int64_t t, const C* pa, const C* pb) {
+        Epi epi{&after_rows, t * m};
+        SgemmArgs g;
+        g.m = m; g.n = n; g.k = k;
+        g.a = pa; g.sam = sam; g.sak = sak;
+        g.b = pb; g.sbk = sbk; g.sbn = sbn;
+        g.c = dest + t * m * n; g.ldc = n;
+        g.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
+          auto* e = static_cast<Epi*>(ctx);
+          (*e->f)(e->base + r0, e->base + r1);
+        };
+        g.epilogue_ctx = &epi;
+        sgemm_avx512(g);
+      });
+      return;
+    }
+  }
+#endif
   for_each_batch(ops, node.batch, [&](int64_t t, const C* pa, const C* pb) {
     C* cbase = dest + t * m * n;
     for (int64_t r0 = 0; r0 < m; r0 += epilogue_tile_rows) {
@@ -403,24 +484,23 @@ bool try_matmul_epilogue(const Tensor<T, R>& dest, const E& e) {
     const Dims* cshape = nullptr;
     const void* c = find_contract(e, cshape);
     if (!c || !(*cshape == dest.sizes()) || dest.dim() < 2 || !dest.is_contiguous()) return false;
+    // The product overwrites dest before the region reads its other operands: none may
+    // share memory with dest, whatever position they are read at.
+    if (overlaps_any(dest, e)) return false;
     bool ok = false;
     with_contract(e, c, [&](const auto& node) {
       using C = typename std::decay_t<decltype(node)>::value_type;
       if constexpr (std::same_as<C, T>) {
-        if (overlaps_unsafely(dest, node.a) || overlaps_unsafely(dest, node.b)) return;
+        // A 1-D rhs drops the n dim: output rows are then not matmul rows (tiles misalign).
+        if (node.b.shape().size() < 2) return;
+        if (overlaps_any(dest, node.a) || overlaps_any(dest, node.b)) return;
         ok = true;
         const EvalContext ctx{c, dest.data_ptr(), dest.sizes(), dest.strides()};
         const LoopPlan p = make_plan(dest.sizes());
-        Evaluator<E> ev(e, p, ctx);
-        StridedReader<T> out(dest.data_ptr(), dest.sizes(), dest.strides(), p);
         const int64_t n = p.sizes[p.rank - 1];
-        matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1) {
-          for_rows(p, r0, r1, [&](const int64_t* idx, int64_t) {
-            ev.set_row(idx);
-            out.set_row(idx);
-            T* d = const_cast<T*>(out.row);
-            for (int64_t i = 0; i < n; ++i) d[i] = convert<T>(ev.at(i));
-          });
+        with_region_loop(dest, e, p, ctx, [&](const auto& loop) {
+          // each finished block of rows, on the thread that computed it, while in cache
+          matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1) { loop.run(r0, r1, 0, n); });
         });
       }
     });

@@ -1,11 +1,14 @@
-// torchtpu/fuse/gemm.hpp — the CPU matrix-product kernel: C[m, n] = A[m, k] · B[k, n] in the
-// accumulation type, for any operand strides (operands are packed as needed).
+// torchtpu/fuse/gemm.hpp — the CPU matrix-product kernels: C[m, n] = A[m, k] · B[k, n] in the
+// accumulation type, for any operand strides: a portable packed loop for every type, and the
+// AVX-512 f32 path (packed panels, 12x32 micro-kernel, threads, per-block epilogue callback).
 #pragma once
 #include <algorithm>  // std::min
 #include <cstdint>    // int64_t
 #include <vector>     // std::vector
 
 #include "../core/dtype.hpp"  // convert, opmath_t
+#include "simd.hpp"             // TORCHTPU_SIMD_KERNEL, lane_mask, cpu_has_avx512
+#include "threads.hpp"          // parallel_chunks, chunks_for
 
 namespace torchtpu::detail {
 
@@ -55,5 +58,233 @@ void gemm_rows(int64_t row_begin, int64_t row_end, int64_t n, int64_t k, const T
     }
   }
 }
+
+}  // namespace torchtpu::detail
+
+// ---- f32 GEMM on AVX-512: packed panels, a 12x32 register-blocked micro-kernel ------------
+
+namespace torchtpu::detail {
+
+/// One f32 product C[m, n] = A[m, k] · B[k, n] (A, B strided, C row-major with leading dim
+/// `ldc`), with a callback `epilogue(ctx, row_begin, row_end)` run on each block of finished
+/// rows (from the thread that computed them, possibly in parallel with other blocks).
+struct SgemmArgs {
+  int64_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  int64_t sam = 0, sak = 0;
+  const float* b = nullptr;
+  int64_t sbk = 0, sbn = 0;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  void (*epilogue)(void* ctx, int64_t r0, int64_t r1) = nullptr;
+  void* epilogue_ctx = nullptr;
+};
+
+/// Blocking of the packed f32 GEMM (Goto & van de Geijn, "Anatomy of High-Performance Matrix
+/// Multiplication", ACM TOMS 2008): an MR x NR register tile, KC-deep panels of B (KC x NR
+/// fits L1) and MC x KC blocks of A (in L2).
+inline constexpr int sgemm_mr = 12, sgemm_nr = 32;
+inline constexpr int64_t sgemm_kc = 256, sgemm_mc = 240;
+
+#if TORCHTPU_HAS_AVX512_PATH
+
+/// C tile (mr x nr, mr <= 12, nr <= 32) = (accumulate ? C : 0) + Apanel · Bpanel, where
+/// Apanel is [kc][12] and Bpanel [kc][32] (packed, zero-padded).
+TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, const float* b, float* c,
+                                                   int64_t ldc, int mr, int nr, bool accumulate) {
+  __m512 acc[12][2];
+#pragma GCC unroll 12
+  for (int i = 0; i < 12; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  if (accumulate) {  // the C tile arrives while the k loop runs
+    for (int i = 0; i < mr; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+    }
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * 32), _MM_HINT_T0);
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += 12;
+    b += 32;
+  }
+  if (mr == 12 && nr == 32) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) {
+      float* ci = c + i * ldc;
+      if (accumulate) {
+        acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(ci));
+        acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(ci + 16));
+      }
+      _mm512_storeu_ps(ci, acc[i][0]);
+      _mm512_storeu_ps(ci + 16, acc[i][1]);
+    }
+    return;
+  }
+  const __mmask16 m0 = lane_mask(nr), m1 = lane_mask(nr > 16 ? nr - 16 : 0);
+#pragma GCC unroll 12
+  for (int i = 0; i < 12; ++i) {
+    if (i >= mr) break;
+    float* ci = c + i * ldc;
+    if (accumulate) {
+      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_maskz_loadu_ps(m0, ci));
+      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_maskz_loadu_ps(m1, ci + 16));
+    }
+    _mm512_mask_storeu_ps(ci, m0, acc[i][0]);
+    _mm512_mask_storeu_ps(ci + 16, m1, acc[i][1]);
+  }
+}
+
+/// Packs columns [j0, j0 + 32) x rows [p0, p0 + kb) of B into [kb][32] (zero beyond n).
+TORCHTPU_SIMD_KERNEL inline void sgemm_pack_b(const SgemmArgs& g, int64_t p0, int64_t kb, int64_t j0, float* dst) {
+  const int64_t nr = std::min<int64_t>(32, g.n - j0);
+  const float* src = g.b + p0 * g.sbk + j0 * g.sbn;
+  if (g.sbn == 1) {
+    const __mmask16 m0 = lane_mask(nr), m1 = lane_mask(nr > 16 ? nr - 16 : 0);
+    for (int64_t p = 0; p < kb; ++p, src += g.sbk, dst += 32) {
+      _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(m0, src));
+      _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(m1, src + 16));
+    }
+  } else {
+    for (int64_t p = 0; p < kb; ++p, src += g.sbk, dst += 32) {
+      int64_t j = 0;
+      for (; j < nr; ++j) dst[j] = src[j * g.sbn];
+      for (; j < 32; ++j) dst[j] = 0.0f;
+    }
+  }
+}
+
+/// Packs rows [i0, i0 + mb) x cols [p0, p0 + kb) of A into panels [kb][12] (zero beyond m).
+inline void sgemm_pack_a(const SgemmArgs& g, int64_t i0, int64_t mb, int64_t p0, int64_t kb, float* dst) {
+  for (int64_t ir = 0; ir < mb; ir += 12, dst += 12 * kb) {
+    const int64_t mr = std::min<int64_t>(12, mb - ir);
+    for (int64_t i = 0; i < 12; ++i) {
+      if (i < mr) {
+        const float* src = g.a + (i0 + ir + i) * g.sam + p0 * g.sak;
+        for (int64_t p = 0; p < kb; ++p) dst[p * 12 + i] = src[p * g.sak];
+      } else {
+        for (int64_t p = 0; p < kb; ++p) dst[p * 12 + i] = 0.0f;
+      }
+    }
+  }
+}
+
+/// Small m (batch 1–4) with B row-major: C rows = A rows · B, streaming B once, columns
+/// [j0, j1) only; no packing, no workspace.
+TORCHTPU_SIMD_KERNEL inline void sgemm_small_rowmajor_b(const SgemmArgs& g, int64_t j0, int64_t j1) {
+  const int64_t m = g.m;
+  for (int64_t j = j0; j < j1; j += 64) {
+    const int64_t w = std::min<int64_t>(64, j1 - j);
+    __mmask16 mk[4];
+    for (int q = 0; q < 4; ++q) mk[q] = lane_mask(w - 16 * q > 0 ? w - 16 * q : 0);
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) acc[i][q] = _mm512_setzero_ps();
+    const float* bp = g.b + j;
+    for (int64_t p = 0; p < g.k; ++p, bp += g.sbk) {
+      __m512 bv[4];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) bv[q] = _mm512_maskz_loadu_ps(mk[q], bp + 16 * q);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        if (i >= m) break;
+        const __m512 av = _mm512_set1_ps(g.a[i * g.sam + p * g.sak]);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) acc[i][q] = _mm512_fmadd_ps(av, bv[q], acc[i][q]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      if (i >= m) break;
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) _mm512_mask_storeu_ps(g.c + i * g.ldc + j + 16 * q, mk[q], acc[i][q]);
+    }
+  }
+}
+
+/// Small m with B column-major (B = Wᵀ, W row-major [n, k], as in `linear`): dot products
+/// of contiguous rows, 4 columns at a time, columns [j0, j1).
+TORCHTPU_SIMD_KERNEL inline void sgemm_small_colmajor_b(const SgemmArgs& g, int64_t j0, int64_t j1) {
+  for (int64_t i = 0; i < g.m; ++i) {
+    const float* ar = g.a + i * g.sam;
+    for (int64_t j = j0; j < j1; j += 4) {
+      const int64_t w = std::min<int64_t>(4, j1 - j);
+      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+      for (int64_t p = 0; p < g.k; p += 16) {
+        const __mmask16 mk = lane_mask(g.k - p);
+        const __m512 av = _mm512_maskz_loadu_ps(mk, ar + p);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q)
+          if (q < w) acc[q] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, g.b + (j + q) * g.sbn + p), acc[q]);
+      }
+      for (int q = 0; q < w; ++q) g.c[i * g.ldc + j + q] = hsum(VecF{acc[q]});
+    }
+  }
+}
+
+/// The f32 GEMM driver (see SgemmArgs). Deterministic for a given thread count.
+inline void sgemm_avx512(const SgemmArgs& g) {
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = 0.0f;
+    if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
+    return;
+  }
+  // Batch 1–4: no packing, B streamed once.
+  if (g.m <= 4 && (g.sbn == 1 || (g.sbk == 1 && g.sam != 0 && g.sak == 1))) {
+    const bool rowmajor = g.sbn == 1;
+    const int64_t nchunks = chunks_for(g.k * g.n * g.m, int64_t(1) << 17);
+    parallel_chunks(g.n, nchunks, rowmajor ? 64 : 4, [&](int64_t j0, int64_t j1) {
+      if (rowmajor) sgemm_small_rowmajor_b(g, j0, j1);
+      else sgemm_small_colmajor_b(g, j0, j1);
+    });
+    if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
+    return;
+  }
+  // B is packed once, whole ([k-panel][n-panel][kc][32]); each thread then takes a range of
+  // rows and, per MC-row block, runs every k panel while that block of C stays in L2, and
+  // applies the epilogue to the finished block right away.
+  const int64_t npanels = (g.n + 31) / 32;
+  const int64_t kpanels = (g.k + sgemm_kc - 1) / sgemm_kc;
+  float* bpack = workspace<float>(size_t(g.k * npanels * 32), 2);
+  const int64_t row_chunks = chunks_for(g.m * g.n * g.k, int64_t(1) << 21);
+  parallel_chunks(kpanels * npanels, std::min(row_chunks, chunks_for(g.k * g.n, int64_t(1) << 15)), 1,
+                  [&](int64_t u0, int64_t u1) {
+                    for (int64_t u = u0; u < u1; ++u) {
+                      const int64_t p0 = (u / npanels) * sgemm_kc, jp = u % npanels;
+                      const int64_t kb = std::min(sgemm_kc, g.k - p0);
+                      sgemm_pack_b(g, p0, kb, jp * 32, bpack + p0 * npanels * 32 + jp * kb * 32);
+                    }
+                  });
+  parallel_chunks(g.m, row_chunks, sgemm_mr, [&](int64_t r0, int64_t r1) {
+    float* apack = workspace<float>(size_t(sgemm_mc * sgemm_kc), 3);
+    for (int64_t i0 = r0; i0 < r1; i0 += sgemm_mc) {
+      const int64_t mb = std::min(sgemm_mc, r1 - i0);
+      for (int64_t p0 = 0; p0 < g.k; p0 += sgemm_kc) {
+        const int64_t kb = std::min(sgemm_kc, g.k - p0);
+        sgemm_pack_a(g, i0, mb, p0, kb, apack);
+        const float* bk = bpack + p0 * npanels * 32;
+        for (int64_t jp = 0; jp < npanels; ++jp) {
+          const int nr = int(std::min<int64_t>(32, g.n - jp * 32));
+          const float* bp = bk + jp * kb * 32;
+          for (int64_t ir = 0; ir < mb; ir += 12) {
+            const int mr = int(std::min<int64_t>(12, mb - ir));
+            sgemm_micro_12x32(kb, apack + ir * kb, bp, g.c + (i0 + ir) * g.ldc + jp * 32, g.ldc, mr, nr, p0 > 0);
+          }
+        }
+      }
+      if (g.epilogue) g.epilogue(g.epilogue_ctx, i0, i0 + mb);
+    }
+  });
+}
+#endif
 
 }  // namespace torchtpu::detail

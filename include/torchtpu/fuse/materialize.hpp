@@ -10,23 +10,6 @@
 
 namespace torchtpu::detail {
 
-/// True if any tensor read by `e`'s elementwise region shares bytes with `dest`.
-template <element T, int R, class E>
-bool overlaps_any(const Tensor<T, R>& dest, const E& e) {
-  const char *dlo, *dhi;
-  if (!byte_extent(dest.data_ptr(), dest.sizes(), dest.strides(), sizeof(T), dlo, dhi)) return false;
-  bool hit = false;
-  for_each_operand(
-      e,
-      [&](const Dims& sh, const Dims& st, const StorageImpl* s, const void* data, size_t elem) {
-        const char *lo, *hi;
-        if (s == dest.storage().get() && byte_extent(data, sh, st, elem, lo, hi) && !(hi < dlo || lo > dhi))
-          hit = true;
-      },
-      [](const auto&) {});
-  return hit;
-}
-
 template <class E> inline constexpr bool is_reduce = false;
 template <class Op, class E> inline constexpr bool is_reduce<ReduceNode<Op, E>> = true;
 template <class E> inline constexpr bool is_argreduce = false;

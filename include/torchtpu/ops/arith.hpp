@@ -7,6 +7,7 @@
 
 #include "../core/errors.hpp"  // ValueError
 #include "traits.hpp"          // make_map, same_type_policy
+#include "../fuse/vecmath.hpp"  // vector forms used by the `simd` members
 
 namespace torchtpu {
 
@@ -18,11 +19,13 @@ struct AddOp : same_type_policy {
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.binary(x[0].dtype == ScalarType::Bool ? "or" : "add", x[0], x[1]);
   }
+  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a + b; }
 };
 /// Elementwise difference. **Dtypes:** all but bool (as in PyTorch).
 struct SubOp : same_type_policy {
   static constexpr std::string_view name = "sub", aten = "aten::sub", hlo = "stablehlo.subtract";
   template <class M> constexpr M operator()(M a, M b) const { return M(a - b); }
+  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a - b; }
 };
 /// Elementwise product.
 struct MulOp : same_type_policy {
@@ -35,11 +38,13 @@ struct MulOp : same_type_policy {
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.binary(x[0].dtype == ScalarType::Bool ? "and" : "multiply", x[0], x[1]);
   }
+  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a * b; }
 };
 /// True division: integer and bool operands give float32 (PyTorch's `/`).
 struct DivOp : floating_policy {
   static constexpr std::string_view name = "div", aten = "aten::div", hlo = "stablehlo.divide";
   template <class M> constexpr M operator()(M a, M b) const { return a / b; }
+  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a / b; }
 };
 /// Division rounded toward negative infinity (Python's `//`).
 /// **Errors:** ValueError on integer division by zero ("ZeroDivisionError" in PyTorch).
@@ -116,6 +121,7 @@ struct MinimumOp : same_type_policy {
     if (detail::is_nan(b)) return b;
     return b < a ? b : a;
   }
+  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return vminimum(a, b); }
 };
 /// Elementwise maximum; NaN propagates.
 struct MaximumOp : same_type_policy {
@@ -125,6 +131,7 @@ struct MaximumOp : same_type_policy {
     if (detail::is_nan(b)) return b;
     return a < b ? b : a;
   }
+  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return vmaximum(a, b); }
 };
 
 template <class A, class B>

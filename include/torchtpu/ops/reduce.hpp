@@ -5,7 +5,8 @@
 #include <limits>       // std::numeric_limits
 #include <string_view>  // std::string_view
 
-#include "traits.hpp"  // expression, policies
+#include "../fuse/vecmath.hpp"  // vector forms used by the `simd_combine` members
+#include "traits.hpp"            // expression, policies
 
 namespace torchtpu {
 
@@ -18,6 +19,7 @@ struct SumOp {
   template <class A> static constexpr A init() { return A(0); }
   template <class A> static constexpr A combine(A a, A b) { return a + b; }
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
 };
 /// Arithmetic mean. **Dtypes:** floating point only (as torch.mean).
 struct MeanOp {
@@ -33,6 +35,7 @@ struct MeanOp {
   template <class B, class V> static V lower_finalize(B& b, const V& acc, int64_t n) {
     return b.divide(acc, b.constant(static_cast<double>(n), acc.dtype, acc.dims));
   }
+  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
 };
 /// Product; integers and bool give int64.
 struct ProdOp {
@@ -42,6 +45,7 @@ struct ProdOp {
   template <class A> static constexpr A init() { return A(1); }
   template <class A> static constexpr A combine(A a, A b) { return a * b; }
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a * b; }
 };
 /// Maximum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
 struct MaxOp {
@@ -59,6 +63,7 @@ struct MaxOp {
     return a < b ? b : a;
   }
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return vmaximum(a, b); }
 };
 /// Minimum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
 struct MinOp {
@@ -76,6 +81,7 @@ struct MinOp {
     return b < a ? b : a;
   }
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return vminimum(a, b); }
 };
 /// True if any element is nonzero.
 struct AnyOp {

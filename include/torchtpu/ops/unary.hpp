@@ -7,12 +7,14 @@
 #include <string_view>  // std::string_view
 
 #include "traits.hpp"  // make_map, policies
+#include "../fuse/vecmath.hpp"  // vector forms used by the `simd` members
 
 namespace torchtpu {
 
 struct NegOp : same_type_policy {
   static constexpr std::string_view name = "neg", aten = "aten::neg", hlo = "stablehlo.negate";
   template <class M> constexpr M operator()(M x) const { return M(-x); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return -x; }
 };
 struct AbsOp : same_type_policy {
   static constexpr std::string_view name = "abs", aten = "aten::abs", hlo = "stablehlo.abs";
@@ -20,14 +22,17 @@ struct AbsOp : same_type_policy {
     if constexpr (std::is_unsigned_v<M>) return x;
     else return x < M(0) ? M(-x) : x;
   }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vabs(x); }
 };
 struct ExpOp : floating_policy {
   static constexpr std::string_view name = "exp", aten = "aten::exp", hlo = "stablehlo.exponential";
   template <class M> M operator()(M x) const { return std::exp(x); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vexp(x); }
 };
 struct LogOp : floating_policy {
   static constexpr std::string_view name = "log", aten = "aten::log", hlo = "stablehlo.log";
   template <class M> M operator()(M x) const { return std::log(x); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vlog(x); }
 };
 struct Log1pOp : floating_policy {
   static constexpr std::string_view name = "log1p", aten = "aten::log1p", hlo = "stablehlo.log_plus_one";
@@ -40,10 +45,12 @@ struct Expm1Op : floating_policy {
 struct SqrtOp : floating_policy {
   static constexpr std::string_view name = "sqrt", aten = "aten::sqrt", hlo = "stablehlo.sqrt";
   template <class M> M operator()(M x) const { return std::sqrt(x); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vsqrt(x); }
 };
 struct RsqrtOp : floating_policy {
   static constexpr std::string_view name = "rsqrt", aten = "aten::rsqrt", hlo = "stablehlo.rsqrt";
   template <class M> M operator()(M x) const { return M(1) / std::sqrt(x); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vrsqrt(x); }
 };
 struct SinOp : floating_policy {
   static constexpr std::string_view name = "sin", aten = "aten::sin", hlo = "stablehlo.sine";
@@ -56,15 +63,18 @@ struct CosOp : floating_policy {
 struct TanhOp : floating_policy {
   static constexpr std::string_view name = "tanh", aten = "aten::tanh", hlo = "stablehlo.tanh";
   template <class M> M operator()(M x) const { return std::tanh(x); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vtanh(x); }
 };
 struct ErfOp : floating_policy {
   static constexpr std::string_view name = "erf", aten = "aten::erf", hlo = "chlo.erf";
   template <class M> M operator()(M x) const { return std::erf(x); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return verf(x); }
 };
 /// Logistic sigmoid 1 / (1 + exp(-x)).
 struct SigmoidOp : floating_policy {
   static constexpr std::string_view name = "sigmoid", aten = "aten::sigmoid", hlo = "stablehlo.logistic";
   template <class M> M operator()(M x) const { return M(1) / (M(1) + std::exp(-x)); }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vsigmoid(x); }
 };
 /// max(x, 0); NaN stays NaN (as torch.relu).
 struct ReluOp : same_type_policy {
@@ -74,6 +84,7 @@ struct ReluOp : same_type_policy {
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.maximum(x[0], b.constant(0, x[0].dtype, x[0].dims));
   }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vrelu(x); }
 };
 /// GELU. Exact form `x/2 · (1 + erf(x/√2))`; tanh form
 /// `x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))`.
@@ -101,6 +112,7 @@ struct GeluOp : floating_policy {
     }
     return b.multiply(b.multiply(c(0.5), x[0]), b.add(c(1), inner));
   }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vgelu(x, tanh_approx); }
 };
 /// x · sigmoid(x) (a.k.a. swish).
 struct SiluOp : floating_policy {
@@ -110,6 +122,7 @@ struct SiluOp : floating_policy {
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.multiply(x[0], b.unary("logistic", x[0]));
   }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vsilu(x); }
 };
 /// Clamp to [lo, hi]; NaN stays NaN (torch.clamp / hardtanh).
 struct ClampOp : same_type_policy {
@@ -130,6 +143,7 @@ struct ClampOp : same_type_policy {
     if (hi < std::numeric_limits<double>::infinity()) r = b.minimum(r, b.constant(hi, r.dtype, r.dims));
     return r;
   }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vclamp(x, float(lo), float(hi)); }
 };
 /// x · relu6(x + 3) / 6. **Source:** Howard et al., "Searching for MobileNetV3", arXiv:1905.02244.
 struct HardswishOp : floating_policy {
@@ -143,6 +157,7 @@ struct HardswishOp : floating_policy {
     auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
     return b.divide(b.multiply(x[0], b.clamp(c(0), b.add(x[0], c(3)), c(6))), c(6));
   }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vhardswish(x); }
 };
 /// relu6(x + 3) / 6. **Source:** arXiv:1905.02244.
 struct HardsigmoidOp : floating_policy {
@@ -156,6 +171,7 @@ struct HardsigmoidOp : floating_policy {
     auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
     return b.divide(b.clamp(c(0), b.add(x[0], c(3)), c(6)), c(6));
   }
+  template <class V> TORCHTPU_SIMD V simd(V x) const { return vhardsigmoid(x); }
 };
 
 template <expression X> auto neg(const X& x) { return make_map(NegOp{}, x); }

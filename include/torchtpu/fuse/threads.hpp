@@ -1,0 +1,220 @@
+// torchtpu/fuse/threads.hpp — the CPU thread pool and its policy: set_num_threads /
+// get_num_threads, the TORCHTPU_NUM_THREADS variable, and parallel_for with static chunks.
+#pragma once
+#include <atomic>              // std::atomic
+#include <condition_variable>  // std::condition_variable
+#include <algorithm>           // std::min
+#include <cstdint>             // int64_t
+#include <exception>           // std::exception_ptr
+#include <cstdlib>             // std::getenv, std::atoi
+#include <mutex>               // std::mutex
+#include <thread>              // std::thread
+#include <type_traits>         // std::remove_reference_t
+#include <vector>              // std::vector
+
+namespace torchtpu {
+namespace detail {
+
+/// The process-wide pool. Policy (see docs/cpu-engine.md):
+/// - size: `TORCHTPU_NUM_THREADS` if set (>= 1), else the number of hardware threads;
+///   `set_num_threads(n)` changes it (n - 1 workers plus the calling thread);
+/// - one parallel region at a time: a call from inside a parallel region, or from a second
+///   service thread while another region runs, executes serially on its own thread — so
+///   torchtpu never runs more than `num_threads` threads of its own plus the callers' threads;
+/// - chunks are static (chunk i of `n` always covers the same range), so results that depend
+///   on chunking (reductions) are deterministic for a given thread count.
+class ThreadPool {
+ public:
+  using Task = void (*)(void* ctx, int64_t chunk, int64_t nchunks);
+
+  static ThreadPool& instance() {
+    static ThreadPool pool;
+    return pool;
+  }
+
+  int size() const { return size_.load(std::memory_order_relaxed); }
+
+  void resize(int n) {
+    if (n < 1) n = 1;
+    std::lock_guard<std::mutex> busy(busy_);
+    stop_workers();
+    size_.store(n);
+    start_workers();
+  }
+
+  /// Runs `task(ctx, i, n)` for i in [0, n) with n = min(nchunks, size()), chunk 0 on the
+  /// calling thread; returns when all are done. Serial when nested or the pool is busy.
+  void run(Task task, void* ctx, int64_t nchunks) {
+    if (nchunks <= 1 || in_region() || size() <= 1 || !busy_.try_lock()) {
+      for (int64_t i = 0; i < nchunks; ++i) task(ctx, i, nchunks);
+      return;
+    }
+    std::lock_guard<std::mutex> busy(busy_, std::adopt_lock);
+    const int64_t n = nchunks < size() ? nchunks : size();
+    if (n != nchunks) {  // more chunks than threads: each participant takes a strided set
+      struct Outer { Task t; void* c; int64_t total, parts; };
+      Outer o{task, ctx, nchunks, n};
+      dispatch([](void* c, int64_t i, int64_t) {
+        auto* oo = static_cast<Outer*>(c);
+        for (int64_t j = i; j < oo->total; j += oo->parts) oo->t(oo->c, j, oo->total);
+      }, &o, n);
+    } else {
+      dispatch(task, ctx, n);
+    }
+  }
+
+  ~ThreadPool() {
+    std::lock_guard<std::mutex> busy(busy_);
+    stop_workers();
+  }
+
+  static bool& in_region() {
+    thread_local bool flag = false;
+    return flag;
+  }
+
+ private:
+  ThreadPool() {
+    int n = int(std::thread::hardware_concurrency());
+    if (const char* env = std::getenv("TORCHTPU_NUM_THREADS")) {
+      const int v = std::atoi(env);
+      if (v >= 1) n = v;
+    }
+    size_.store(n < 1 ? 1 : n);
+    start_workers();
+  }
+
+  void dispatch(Task task, void* ctx, int64_t n) {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      task_ = task;
+      ctx_ = ctx;
+      nchunks_ = n;
+      pending_.store(int(n - 1), std::memory_order_relaxed);
+      gen_.fetch_add(1, std::memory_order_release);
+    }
+    cv_.notify_all();
+    in_region() = true;
+    task(ctx, 0, n);
+    in_region() = false;
+    while (pending_.load(std::memory_order_acquire) > 0) {
+      // the workers run chunks 1..n-1; spin briefly (regions are short)
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+
+  void worker(int id, uint64_t seen) {
+    in_region() = true;
+    for (;;) {
+      // spin a little before sleeping: back-to-back regions (GEMM panels) wake fast
+      uint64_t g = seen;
+      for (int spin = 0; spin < 4000; ++spin) {
+        g = gen_.load(std::memory_order_acquire);
+        if (g != seen || stop_.load(std::memory_order_relaxed)) break;
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+      }
+      if (g == seen && !stop_.load(std::memory_order_relaxed)) {
+        std::unique_lock<std::mutex> lk(m_);
+        cv_.wait(lk, [&] { return gen_.load(std::memory_order_acquire) != seen || stop_.load(); });
+        g = gen_.load(std::memory_order_acquire);
+      }
+      if (stop_.load()) return;
+      Task t;
+      void* c;
+      int64_t n;
+      {
+        std::lock_guard<std::mutex> lk(m_);
+        seen = gen_.load(std::memory_order_acquire);  // read with the task it belongs to
+        t = task_;
+        c = ctx_;
+        n = nchunks_;
+      }
+      if (id < n) {
+        t(c, id, n);
+        pending_.fetch_sub(1, std::memory_order_acq_rel);
+      }
+    }
+  }
+
+  void start_workers() {
+    stop_.store(false);
+    const uint64_t g = gen_.load();  // read before any region can start
+    for (int i = 1; i < size(); ++i) workers_.emplace_back([this, i, g] { worker(i, g); });
+  }
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_.store(true);
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+  }
+
+  std::atomic<int> size_{1};
+  std::mutex busy_;  // held by the thread running a parallel region
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::atomic<uint64_t> gen_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  Task task_ = nullptr;
+  void* ctx_ = nullptr;
+  int64_t nchunks_ = 0;
+  std::vector<std::thread> workers_;
+};
+
+/// Splits [0, n) into `nchunks` equal ranges (aligned to `align`) and runs
+/// `f(begin, end)` for each, in parallel. The first exception thrown by `f` is rethrown
+/// on the calling thread once every chunk has finished.
+template <class F>
+void parallel_chunks(int64_t n, int64_t nchunks, int64_t align, F&& f) {
+  if (n <= 0) return;
+  if (nchunks < 1) nchunks = 1;
+  if (nchunks == 1) { f(int64_t(0), n); return; }
+  struct Ctx {
+    std::remove_reference_t<F>* f;
+    int64_t n, align;
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
+  };
+  Ctx ctx{&f, n, align, {false}, nullptr};
+  ThreadPool::instance().run(
+      [](void* c, int64_t i, int64_t k) {
+        auto* x = static_cast<Ctx*>(c);
+        const int64_t units = (x->n + x->align - 1) / x->align;
+        const int64_t b = std::min(x->n, units * i / k * x->align);
+        const int64_t e = std::min(x->n, units * (i + 1) / k * x->align);
+        if (b >= e) return;
+        try {
+          (*x->f)(b, e);
+        } catch (...) {
+          if (!x->failed.exchange(true)) x->error = std::current_exception();
+        }
+      },
+      &ctx, nchunks);
+  if (ctx.error) std::rethrow_exception(ctx.error);
+}
+
+/// Number of chunks for `work` units of cost when each thread should get at least `grain`.
+inline int64_t chunks_for(int64_t work, int64_t grain) {
+  const int64_t t = ThreadPool::instance().size();
+  const int64_t c = work / (grain > 0 ? grain : 1);
+  return c < 1 ? 1 : (c < t ? c : t);
+}
+
+}  // namespace detail
+
+/// Number of threads torchtpu's CPU loops use (the calling thread included).
+inline int get_num_threads() { return detail::ThreadPool::instance().size(); }
+
+/// Sets the number of CPU threads (>= 1; values below 1 mean 1). Waits for a running
+/// parallel region to finish. Also settable with the environment variable
+/// `TORCHTPU_NUM_THREADS` (read once, at first use).
+inline void set_num_threads(int n) { detail::ThreadPool::instance().resize(n); }
+
+}  // namespace torchtpu

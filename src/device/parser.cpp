@@ -1,6 +1,8 @@
 // src/device/parser.cpp — parses the StableHLO MLIR text the emulator accepts (generic form
 // and the pretty forms jax prints for the supported ops) into an emulator::Program.
-#include <cctype>   // std::isdigit, std::isalnum
+#include <algorithm>  // std::min
+#include <cctype>   // std::isdigit, std::isalnum, std::isxdigit
+#include <map>      // std::map
 #include <cstdlib>  // std::strtod, std::strtoull
 #include <set>      // std::set
 #include <string>   // std::string

@@ -1,6 +1,6 @@
 // tests/device/test_cache.cpp — the compilation cache: memory hits, compile options in
 // the key, the disk cache (in process and across processes), and concurrent lookups.
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <cstdio>      // popen, fgets
 #include <cstdlib>     // std::getenv, mkdtemp

@@ -1,7 +1,7 @@
 // tests/device/test_emulator_devices.cpp — several virtual emulator devices
 // (TORCHTPU_EMULATOR_DEVICES=3 in this test's environment), thread-safe client creation, and
 // a parser fuzz check: mangled programs give DeviceError, never a crash.
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <string>  // std::string
 #include <thread>  // std::thread

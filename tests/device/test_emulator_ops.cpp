@@ -1,6 +1,6 @@
 // tests/device/test_emulator_ops.cpp — Builder programs executed on the TPU emulator, checked
 // against values computed by hand or in float64 on the host.
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <cmath>   // std::exp, std::tanh, ...
 #include <vector>  // std::vector

@@ -1,6 +1,6 @@
 // tests/device/test_hand_written.cpp — the emulator on hand-written StableHLO in the forms jax
 // prints (pretty syntax, loc() annotations, argument attributes) and in the generic form.
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <string>  // std::string
 

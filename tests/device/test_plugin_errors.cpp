@@ -1,6 +1,6 @@
 // tests/device/test_plugin_errors.cpp — clear errors: malformed StableHLO, ops the emulator
 // lacks, bad arguments, plugins with an unsupported API version, and missing plugins.
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <cstdlib>   // setenv, unsetenv, std::getenv
 #include <optional>  // std::optional

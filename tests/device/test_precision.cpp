@@ -1,7 +1,7 @@
 // tests/device/test_precision.cpp — TPU numerics of the emulator: DEFAULT precision multiplies
 // f32 operands rounded to bf16 (f32 accumulation), HIGHEST is f32-exact; both are checked
 // against independent float64 references.
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <cmath>   // std::ldexp
 #include <vector>  // std::vector

@@ -1,6 +1,6 @@
 // tests/device/test_stablehlo_builder.cpp — the text the StableHLO Builder emits and the errors
 // it raises for ill-typed programs (no plugin needed).
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <string>  // std::string
 

@@ -318,3 +318,18 @@ TEST_CASE("emulator: fused elementwise regions over many chunks match op-by-op r
   CHECK(out[1].values == want_a);
   CHECK_THAT(out[2].values[0], WithinRel(want_total, 1e-6));
 }
+
+TEST_CASE("emulator: empty tensors", "[pjrt][emulator]") {
+  shlo::Builder b;
+  auto x = b.parameter(ScalarType::Float, {0, 3});
+  auto w = b.parameter(ScalarType::Float, {3, 2});
+  auto z = b.constant(0.0, ScalarType::Float);
+  b.set_results({b.exp(b.add(x, x)), b.reduce(x, z, shlo::ReduceOp::Add, {0}), b.dot_general(x, w, {{}, {}, {1}, {0}}),
+                 b.dot_general(b.transpose(x, {1, 0}), b.constant(1.0, ScalarType::Float, {0, 2}), {{}, {}, {1}, {0}})});
+  auto out = run(b, {f32({0, 3}, {}), f32({3, 2}, {1, 2, 3, 4, 5, 6})});
+  CHECK(out[0].dims == std::vector<int64_t>{0, 3});
+  CHECK(out[0].values.empty());
+  CHECK(out[1].values == std::vector<double>{0, 0, 0});
+  CHECK(out[2].dims == std::vector<int64_t>{0, 2});
+  CHECK(out[3].values == std::vector<double>{0, 0, 0, 0, 0, 0});  // contraction over an empty axis
+}

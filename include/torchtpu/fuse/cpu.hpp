@@ -416,6 +416,30 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
       });
       return;
     }
+  } else if constexpr (std::same_as<C, bfloat16>) {
+    if (cpu_has_avx512()) {
+      // bf16 operands, f32 accumulation into a workspace; each finished block of rows is
+      // rounded to bf16 into dest, then its epilogue runs
+      float* acc = workspace<float>(size_t(m * n), 1);
+      struct Epi { std::remove_reference_t<After>* f; int64_t base; const float* acc; C* out; int64_t n; };
+      for_each_batch(ops, node.batch, [&](int64_t t, const C* pa, const C* pb) {
+        Epi epi{&after_rows, t * m, acc, dest + t * m * n, n};
+        SgemmArgs g;
+        g.m = m; g.n = n; g.k = k;
+        g.a = reinterpret_cast<const float*>(pa); g.sam = sam; g.sak = sak;
+        g.b = reinterpret_cast<const float*>(pb); g.sbk = sbk; g.sbn = sbn;
+        g.bf16 = true;
+        g.c = acc; g.ldc = n;
+        g.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
+          auto* e = static_cast<Epi*>(ctx);
+          for (int64_t i = r0 * e->n; i < r1 * e->n; ++i) e->out[i] = C(e->acc[i]);
+          (*e->f)(e->base + r0, e->base + r1);
+        };
+        g.epilogue_ctx = &epi;
+        sgemm_avx512(g);
+      });
+      return;
+    }
   }
 #endif
   for_each_batch(ops, node.batch, [&](int64_t t, const C* pa, const C* pb) {

@@ -3,6 +3,7 @@
 // AVX-512 f32 path (packed panels, 12x32 micro-kernel, threads, per-block epilogue callback).
 #pragma once
 #include <algorithm>  // std::min
+#include <bit>        // std::bit_cast
 #include <cstdint>    // int64_t
 #include <vector>     // std::vector
 
@@ -78,6 +79,13 @@ struct SgemmArgs {
   int64_t ldc = 0;
   void (*epilogue)(void* ctx, int64_t r0, int64_t r1) = nullptr;
   void* epilogue_ctx = nullptr;
+  /// A and B hold bf16 bit patterns (uint16) instead of floats: converted exactly to f32
+  /// while packing, so the product accumulates in f32 (the TPU's default numerics).
+  bool bf16 = false;
+  float a_at(int64_t off) const {
+    if (!bf16) return a[off];
+    return std::bit_cast<float>(uint32_t(reinterpret_cast<const uint16_t*>(a)[off]) << 16);
+  }
 };
 
 /// Blocking of the packed f32 GEMM (Goto & van de Geijn, "Anatomy of High-Performance Matrix
@@ -143,6 +151,20 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, c
 /// Packs columns [j0, j0 + 32) x rows [p0, p0 + kb) of B into [kb][32] (zero beyond n).
 TORCHTPU_SIMD_KERNEL inline void sgemm_pack_b(const SgemmArgs& g, int64_t p0, int64_t kb, int64_t j0, float* dst) {
   const int64_t nr = std::min<int64_t>(32, g.n - j0);
+  if (g.bf16) {
+    const uint16_t* hb = reinterpret_cast<const uint16_t*>(g.b) + p0 * g.sbk + j0 * g.sbn;
+    for (int64_t p = 0; p < kb; ++p, hb += g.sbk, dst += 32) {
+      if (g.sbn == 1) {
+        vstore(dst, vload_bf16(hb, nr), 16);
+        vstore(dst + 16, vload_bf16(hb + 16, nr > 16 ? nr - 16 : 0), 16);
+      } else {
+        int64_t j = 0;
+        for (; j < nr; ++j) dst[j] = std::bit_cast<float>(uint32_t(hb[j * g.sbn]) << 16);
+        for (; j < 32; ++j) dst[j] = 0.0f;
+      }
+    }
+    return;
+  }
   const float* src = g.b + p0 * g.sbk + j0 * g.sbn;
   if (g.sbn == 1) {
     const __mmask16 m0 = lane_mask(nr), m1 = lane_mask(nr > 16 ? nr - 16 : 0);
@@ -164,7 +186,10 @@ inline void sgemm_pack_a(const SgemmArgs& g, int64_t i0, int64_t mb, int64_t p0,
   for (int64_t ir = 0; ir < mb; ir += 12, dst += 12 * kb) {
     const int64_t mr = std::min<int64_t>(12, mb - ir);
     for (int64_t i = 0; i < 12; ++i) {
-      if (i < mr) {
+      if (i < mr && g.bf16) {
+        const int64_t base = (i0 + ir + i) * g.sam + p0 * g.sak;
+        for (int64_t p = 0; p < kb; ++p) dst[p * 12 + i] = g.a_at(base + p * g.sak);
+      } else if (i < mr) {
         const float* src = g.a + (i0 + ir + i) * g.sam + p0 * g.sak;
         for (int64_t p = 0; p < kb; ++p) dst[p * 12 + i] = src[p * g.sak];
       } else {
@@ -239,7 +264,7 @@ inline void sgemm_avx512(const SgemmArgs& g) {
     return;
   }
   // Batch 1–4: no packing, B streamed once.
-  if (g.m <= 4 && (g.sbn == 1 || (g.sbk == 1 && g.sam != 0 && g.sak == 1))) {
+  if (g.m <= 4 && !g.bf16 && (g.sbn == 1 || (g.sbk == 1 && g.sam != 0 && g.sak == 1))) {
     const bool rowmajor = g.sbn == 1;
     const int64_t nchunks = chunks_for(g.k * g.n * g.m, int64_t(1) << 17);
     parallel_chunks(g.n, nchunks, rowmajor ? 64 : 4, [&](int64_t j0, int64_t j1) {

@@ -18,6 +18,7 @@
 #include <optional>       // std::optional
 #include <string>         // std::string
 #include <string_view>    // std::string_view
+#include <tuple>          // std::tuple
 #include <unordered_map>  // std::unordered_map
 #include <utility>        // std::move
 #include <vector>         // std::vector
@@ -177,17 +178,53 @@ struct Statement {
   std::string op_name;  ///< for debug-mode errors
 };
 
+/// A Builder whose splat constants are shared and can be hoisted: the flush emits every
+/// constant of the program first, so the elementwise ops of consecutive statements stay
+/// adjacent in the text (one fusible region for XLA and for the emulator's loop fusion).
+/// Op hooks receive it as their `B`, so their constants are shared too.
+class ConstantHoistingBuilder : public stablehlo::Builder {
+ public:
+  using Key = std::tuple<uint64_t, int, std::vector<int64_t>>;  // value bits, dtype, dims
+
+  /// `Builder::constant`, deduplicated; while recording, also remembers the request.
+  stablehlo::Value constant(double value, ScalarType dtype, std::vector<int64_t> dims = {}) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    Key key{bits, static_cast<int>(dtype), dims};
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    if (recording_) recorded_.push_back(key);
+    stablehlo::Value v = stablehlo::Builder::constant(value, dtype, std::move(dims));
+    cache_.emplace(std::move(key), v);
+    return v;
+  }
+  /// Emits the constants `keys` now (before any op that uses them).
+  void hoist(const std::vector<Key>& keys) {
+    for (const Key& k : keys) {
+      double v = 0;
+      std::memcpy(&v, &std::get<0>(k), sizeof v);
+      constant(v, static_cast<ScalarType>(std::get<1>(k)), std::get<2>(k));
+    }
+  }
+
+ private:
+  friend class PendingGraph;
+  bool recording_ = false;
+  std::vector<Key> recorded_;
+  std::map<Key, stablehlo::Value> cache_;
+};
+
 /// Emits statements into one Builder; resolves statement inputs to parameters (one per
 /// distinct buffer) or to values of earlier statements.
 class Emitter {
  public:
-  stablehlo::Builder& builder() noexcept { return b_; }
+  ConstantHoistingBuilder& builder() noexcept { return b_; }
   /// The k-th input of the statement being emitted (dense, with its base dims).
   stablehlo::Value input(size_t k) const { return inputs_.at(k); }
 
  private:
   friend class PendingGraph;
-  stablehlo::Builder b_;
+  ConstantHoistingBuilder b_;
   std::vector<stablehlo::Value> inputs_;
 };
 
@@ -363,19 +400,32 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     sig += "->";
     for (int s : out_stmt) sig += std::to_string(stmt_pos[static_cast<size_t>(s)]) + ',';
     std::shared_ptr<const std::string> text = TextMemo::global().find(sig);
+    std::vector<ConstantHoistingBuilder::Key> hoisted;
     if (!text) {
-      Emitter em;
-      std::vector<stablehlo::Value> param_values;
-      for (const pjrt::Buffer* b : params) param_values.push_back(em.b_.parameter(b->dtype(), b->dims()));
-      std::vector<stablehlo::Value> values(stmts.size());
-      for (size_t i = 0; i < stmts.size(); ++i) {
-        if (!needed[i]) continue;
-        em.inputs_.clear();
-        for (const Ref& r : stmts[i].inputs)
-          em.inputs_.push_back(r.buffer ? param_values[static_cast<size_t>(param_of[r.buffer.get()])]
-                                        : values[static_cast<size_t>(r.stmt)]);
-        values[i] = stmts[i].emit(em);
+      // Pass 1 records the constants the program uses; pass 2 emits them first, then the ops.
+      auto emit_all = [&](Emitter& em, std::vector<stablehlo::Value>& values) {
+        std::vector<stablehlo::Value> param_values;
+        for (const pjrt::Buffer* b : params) param_values.push_back(em.b_.parameter(b->dtype(), b->dims()));
+        if (!em.b_.recording_) em.b_.hoist(hoisted);
+        values.assign(stmts.size(), stablehlo::Value{});
+        for (size_t i = 0; i < stmts.size(); ++i) {
+          if (!needed[i]) continue;
+          em.inputs_.clear();
+          for (const Ref& r : stmts[i].inputs)
+            em.inputs_.push_back(r.buffer ? param_values[static_cast<size_t>(param_of[r.buffer.get()])]
+                                          : values[static_cast<size_t>(r.stmt)]);
+          values[i] = stmts[i].emit(em);
+        }
+      };
+      std::vector<stablehlo::Value> values;
+      {
+        Emitter scratch;
+        scratch.b_.recording_ = true;
+        emit_all(scratch, values);
+        hoisted = std::move(scratch.b_.recorded_);
       }
+      Emitter em;
+      emit_all(em, values);
       std::vector<stablehlo::Value> results;
       for (int s : out_stmt) results.push_back(values[static_cast<size_t>(s)]);
       em.b_.set_results(std::move(results));
@@ -505,11 +555,15 @@ inline void download(const std::shared_ptr<DeviceArray>& a, void* dst, size_t by
 /// array `base`, as StableHLO ops (slice, pad, reshape, transpose, broadcast_in_dim).
 /// **Errors:** UnsupportedOperator for views whose strides do not nest (arbitrary
 /// as_strided layouts; every torchtpu view op gives nesting strides).
-inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& base, const Dims& sizes,
-                                const Dims& strides, int64_t offset);
 
 /// A view as a strided slice of `base`'s own axes (each view axis walks one base axis with a
 /// step), then reshape, transpose and broadcast; nullopt when the view merges base axes.
+// GCC 12 at -O3 reports a false -Wfree-nonheap-object inside this function (vector<int64_t>
+// destructors after interprocedural propagation); silenced here only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wfree-nonheap-object"
+#endif
 inline std::optional<stablehlo::Value> view_by_base_axes(stablehlo::Builder& b, const stablehlo::Value& base,
                                                          const Dims& sizes, const Dims& strides,
                                                          int64_t offset) {
@@ -564,13 +618,10 @@ inline std::optional<stablehlo::Value> view_by_base_axes(stablehlo::Builder& b, 
   if (v.dims == out) return v;
   return b.broadcast_in_dim(v, out, view_axes);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
-/// Throws `view_of`'s UnsupportedOperator now (at record time) rather than at the flush.
-inline void check_view(ScalarType dtype, const std::vector<int64_t>& base_dims, const Dims& sizes,
-                       const Dims& strides, int64_t offset) {
-  stablehlo::Builder scratch;
-  view_of(scratch, scratch.parameter(dtype, base_dims), sizes, strides, offset);
-}
 
 inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& base, const Dims& sizes,
                                 const Dims& strides, int64_t offset) {
@@ -638,6 +689,13 @@ inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& b
   }
   if (v.dims == out) return v;
   return b.broadcast_in_dim(v, out, kept_axes);
+}
+
+/// Throws `view_of`'s UnsupportedOperator now (at record time) rather than at the flush.
+inline void check_view(ScalarType dtype, const std::vector<int64_t>& base_dims, const Dims& sizes,
+                       const Dims& strides, int64_t offset) {
+  stablehlo::Builder scratch;
+  view_of(scratch, scratch.parameter(dtype, base_dims), sizes, strides, offset);
 }
 
 }  // namespace device

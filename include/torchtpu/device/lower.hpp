@@ -235,7 +235,12 @@ void collect(PendingGraph& g, std::vector<Ref>& inputs, std::string& sig, const 
     sig += 'S';
     append_bytes(sig, e.value);
   } else if constexpr (requires { e.args; }) {
-    if constexpr (!std::is_empty_v<decltype(e.op)>) append_bytes(sig, e.op);
+    using Op = std::decay_t<decltype(e.op)>;
+    if constexpr (!requires(Builder& b, const Value* x) { std::declval<const Op&>().lower(b, x); })
+      if (Op::hlo.empty())  // say so at the statement, not at the flush
+        throw UnsupportedOperator("op '" + std::string(Op::name) +
+                                  "' has no StableHLO lowering on PJRT devices yet (" + g.device().str() + ")");
+    if constexpr (!std::is_empty_v<Op>) append_bytes(sig, e.op);
     std::apply([&](const auto&... a) { (collect(g, inputs, sig, a), ...); }, e.args);
   } else if constexpr (requires { e.arg; }) {
     if constexpr (requires { e.mask; }) {
@@ -255,7 +260,7 @@ void collect(PendingGraph& g, std::vector<Ref>& inputs, std::string& sig, const 
 /// Walk 2 (inside the statement's closure): emits `e`; the result has e's dtype and shape.
 template <expression E>
 Value lower(Emitter& em, size_t& leaf, stablehlo::Precision prec, const E& e) {
-  Builder& b = em.builder();
+  auto& b = em.builder();  // constants through the hoisting builder (also in op hooks)
   using V = typename E::value_type;
   const std::vector<int64_t> out = to_vec(e.shape());
   if constexpr (tensor_handle<E>) {

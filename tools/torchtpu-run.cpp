@@ -14,6 +14,7 @@
 #include <torchtpu/io/csv.hpp>       // read_csv
 #include <torchtpu/io/npy.hpp>       // read_npy, write_npy
 #include <torchtpu/jit/load.hpp>     // torchtpu::jit::load, Module
+#include <torchtpu/jit/lower.hpp>    // DeviceProgram (tpu, cuda, the TPU emulator)
 
 namespace {
 
@@ -78,15 +79,12 @@ Mode parse_mode(const std::string& m) {
   throw torchtpu::ValueError("--mode must be debug, strict or fused, got '" + m + "'");
 }
 
-/// The device the graph runs on. The run-time graph executes on the cpu; PJRT devices
-/// (tpu, cuda, the emulator) need the graph's StableHLO lowering, which is not written yet.
+/// The device kind the graph runs on: cpu (the run-time graph), or a PJRT kind (the whole
+/// graph lowered to one StableHLO program). `auto` is cpu: PJRT devices are used only when
+/// asked for (the emulator is never picked silently).
 std::string pick_device(const std::string& d) {
   if (d == "auto" || d == "cpu") return "cpu";
-  if (d == "tpu" || d == "cuda" || d.rfind("tpu:", 0) == 0 || d.rfind("cuda:", 0) == 0)
-    throw torchtpu::DeviceUnavailable(
-        "--device " + d +
-        ": not available yet for TorchScript models: the run-time graph runs on the cpu only (its lowering to "
-        "StableHLO for PJRT devices is not written); use --device cpu");
+  if (d == "tpu" || d == "cuda") return d;
   throw torchtpu::ValueError("--device must be auto, cpu, tpu or cuda, got '" + d + "'");
 }
 
@@ -177,13 +175,25 @@ int run(const Options& o) {
   std::printf("model: %s (%zu nodes, %zu run in %s mode; loaded in %.1f ms%s)\n", o.model.c_str(),
               m.graph().nodes().size(), m.graph().executed_nodes(mode), o.mode.c_str(), load_ms,
               m.was_frozen_on_load() ? ", frozen on load" : "");
-  std::printf("accelerator: %s\n", device.c_str());
-
   std::vector<int64_t> labels;
   const FloatTensor x = load_input(o, labels);
-  std::printf("input: %s float32\n", torchtpu::to_string(x.sizes()).c_str());
 
-  const FloatTensor y = m.forward(x, mode);
+  std::shared_ptr<torchtpu::jit::DeviceProgram> prog;
+  if (device == "cpu") {
+    std::printf("accelerator: cpu (run-time graph, %s mode)\n", o.mode.c_str());
+  } else {
+    auto client = torchtpu::pjrt::Client::get(device);  // DeviceUnavailable lists the places searched
+    const auto t0 = std::chrono::steady_clock::now();
+    prog = std::make_shared<torchtpu::jit::DeviceProgram>(m.graph(), std::vector<torchtpu::Dims>{x.sizes()}, client);
+    std::printf("accelerator: %s (%s; %s%s), whole graph compiled to one StableHLO program in %.1f ms\n",
+                client->platform_name().c_str(), client->device_kind().c_str(), client->platform_version().c_str(),
+                client->emulated() ? ", EMULATED" : "",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::printf("input: %s float32\n", torchtpu::to_string(x.sizes()).c_str());
+  auto forward = [&]() -> FloatTensor { return prog ? prog->run({x}).at(0) : m.forward(x, mode); };
+
+  const FloatTensor y = forward();
   std::printf("output: %s float32\n", torchtpu::to_string(y.sizes()).c_str());
   const std::vector<int64_t> pred = argmax_rows(y);
 
@@ -237,8 +247,9 @@ int run(const Options& o) {
   }
 
   if (o.bench > 0) {
-    const auto s = time_runs(o.bench, "torchtpu", [&] { (void)m.forward(x, mode); });
-    std::printf("latency torchtpu (%s, %s): p50 %.3f ms, p99 %.3f ms over %d runs\n", device.c_str(), o.mode.c_str(),
+    const auto s = time_runs(o.bench, "torchtpu", [&] { (void)forward(); });
+    std::printf("latency torchtpu (%s, %s): p50 %.3f ms, p99 %.3f ms over %d runs\n", device.c_str(),
+                prog ? "compiled" : o.mode.c_str(),
                 pct(s, 0.5), pct(s, 0.99), o.bench);
     if (o.check) {
       const at::Tensor tx = torchtpu::jit::detail::to_torch_float(x).clone();

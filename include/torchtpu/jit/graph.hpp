@@ -120,6 +120,10 @@ class Graph {
   }
 
   const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  /// Slot values before a run: constants filled in, everything else None.
+  const std::vector<Value>& initial_slots() const noexcept { return slots_; }
+  const std::vector<int>& input_slots() const noexcept { return inputs_; }
+  const std::vector<int>& output_slots() const noexcept { return outputs_; }
   /// Number of nodes each mode executes (fused mode runs fewer: activations merged).
   size_t executed_nodes(Mode mode) const noexcept { return (mode == Mode::Fused ? fused_ : plain_).nodes.size(); }
   size_t num_inputs() const noexcept { return inputs_.size(); }

@@ -49,15 +49,11 @@ struct OpContext {
 /// shapes or argument kinds.
 using Kernel = std::function<void(OpContext& ctx)>;
 
-/// Lowering slot for the PJRT path: given the node's StableHLO operand names and their
-/// types, returns the StableHLO text of the node. Empty (not yet written) for the built-ins;
-/// a PJRT device runs nodes without one on the host.
-struct LoweringContext {
-  std::vector<std::string> operands;       ///< SSA names, e.g. `%3`
-  std::vector<std::string> operand_types;  ///< e.g. `tensor<1x64xf32>`
-  std::string result;                      ///< the SSA name to define
-};
-using Lowering = std::function<std::string(const LoweringContext&, const OpContext&)>;
+/// Lowering slot for the PJRT path (the compiled path, jit/lower.hpp): adds the node's
+/// StableHLO to the builder in `LowerContext` and fills its outputs. Ops without one make the
+/// graph cpu-only; `DeviceProgram` lists them.
+struct LowerContext;
+using Lowering = std::function<void(LowerContext&)>;
 
 /// One operator: its TorchScript name, CPU kernel, optional lowering, and fusion roles.
 struct OpDef {

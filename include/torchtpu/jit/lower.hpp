@@ -1,0 +1,505 @@
+// torchtpu/jit/lower.hpp — the compiled path of the run-time graph: lowers a whole Graph, for
+// fixed input shapes, to one StableHLO module (weights as parameters, shape arithmetic folded
+// on the host), compiles it once through the PJRT compilation cache and runs it on a PJRT
+// device (tpu, the TPU emulator, cuda).
+#pragma once
+#include <cmath>       // std::sqrt, INFINITY
+#include <functional>  // std::function
+#include <map>         // std::map
+#include <memory>      // std::shared_ptr
+#include <mutex>       // std::mutex
+#include <string>      // std::string
+#include <vector>      // std::vector
+
+#include "../core/errors.hpp"           // UnsupportedOperator, ShapeError
+#include "../device/pjrt/cache.hpp"     // CompilationCache
+#include "../device/pjrt/client.hpp"    // Client, Buffer, Executable
+#include "../device/stablehlo.hpp"      // stablehlo::Builder
+#include "graph.hpp"                    // Graph, Node
+
+namespace torchtpu::jit {
+
+namespace sh = torchtpu::stablehlo;
+
+/// A graph value during lowering: a host value (folded constant: ints, lists, ...), a device
+/// tensor (a StableHLO SSA value of known shape) or a list of device tensors.
+struct LValue {
+  enum class Kind { Host, Device, DeviceList };
+  Kind kind = Kind::Host;
+  Value host;
+  sh::Value dev;
+  std::vector<sh::Value> list;
+  static LValue of(sh::Value v) {
+    LValue l;
+    l.kind = Kind::Device;
+    l.dev = std::move(v);
+    return l;
+  }
+};
+
+/// What a lowering sees: the builder, its inputs (device values, or host constants), and its
+/// outputs to fill. `device(i)` turns a host tensor/number input into a device value.
+struct LowerContext {
+  sh::Builder& b;
+  std::vector<LValue*> in;
+  std::vector<LValue> out;
+  std::function<sh::Value(LValue&)> to_device;
+  sh::Value dev(size_t i) { return to_device(*in.at(i)); }
+  const Value& host(size_t i, const char* what) {
+    if (in.at(i)->kind != LValue::Kind::Host)
+      throw ValueError(std::string(what) + ": argument " + std::to_string(i) + " must be a constant for lowering");
+    return in[i]->host;
+  }
+};
+
+/// A node's lowering into the StableHLO builder (same type as OpDef::lowering).
+using GraphLowering = Lowering;
+
+namespace lower {
+
+inline std::vector<int64_t> vec(const Dims& d) { return std::vector<int64_t>(d.begin(), d.end()); }
+
+/// A float32 splat constant of the given shape.
+inline sh::Value splat(sh::Builder& b, double v, const std::vector<int64_t>& dims) {
+  return b.constant(v, ScalarType::Float, dims);
+}
+
+/// NumPy-style broadcast of `x` to `dims`.
+inline sh::Value bcast(sh::Builder& b, const sh::Value& x, const std::vector<int64_t>& dims) {
+  if (x.dims == dims) return x;
+  const size_t off = dims.size() - x.dims.size();
+  std::vector<int64_t> map;
+  for (size_t i = 0; i < x.dims.size(); ++i) map.push_back(int64_t(off + i));
+  // size-1 dims that expand: reshape them away first (broadcast_in_dim needs equal or 1 sizes)
+  return b.broadcast_in_dim(x, dims, map);
+}
+
+inline std::vector<int64_t> bshape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> r(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const int64_t x = i < r.size() - a.size() ? 1 : a[i - (r.size() - a.size())];
+    const int64_t y = i < r.size() - b.size() ? 1 : b[i - (r.size() - b.size())];
+    if (x != y && x != 1 && y != 1)
+      throw ShapeError("lowering: shapes " + sh::shape_str(a) + " and " + sh::shape_str(b) + " do not broadcast");
+    r[i] = x == 1 ? y : x;
+  }
+  return r;
+}
+
+/// Elementwise binary op on two device values, broadcasting.
+inline sh::Value bin(sh::Builder& b, const char* op, const sh::Value& x, const sh::Value& y) {
+  const auto d = bshape(x.dims, y.dims);
+  return b.binary(op, bcast(b, x, d), bcast(b, y, d));
+}
+
+inline sh::Value act(sh::Builder& b, Epilogue ep, const sh::Value& x) {
+  using K = Epilogue::Kind;
+  const auto& d = x.dims;
+  switch (ep.kind) {
+    case K::None: return x;
+    case K::Relu: return b.maximum(x, splat(b, 0, d));
+    case K::Clamp: {
+      sh::Value r = x;
+      if (std::isfinite(ep.lo)) r = b.maximum(r, splat(b, ep.lo, d));
+      if (std::isfinite(ep.hi)) r = b.minimum(r, splat(b, ep.hi, d));
+      return r;
+    }
+    case K::Sigmoid: return b.unary("logistic", x);
+    case K::Silu: return b.multiply(x, b.unary("logistic", x));
+    case K::Tanh: return b.tanh(x);
+    case K::Gelu:  // 0.5 x (1 + erf(x / sqrt 2))
+      return b.multiply(b.multiply(splat(b, 0.5, d), x),
+                        b.add(splat(b, 1, d), b.erf(b.multiply(x, splat(b, 1.0 / std::sqrt(2.0), d)))));
+    case K::Hardsigmoid:
+      return b.divide(b.minimum(b.maximum(b.add(x, splat(b, 3, d)), splat(b, 0, d)), splat(b, 6, d)), splat(b, 6, d));
+    case K::Hardswish: return b.multiply(x, act(b, Epilogue{K::Hardsigmoid}, x));
+  }
+  return x;
+}
+
+inline std::vector<int64_t> infer(const std::vector<int64_t>& want, int64_t numel, const char* op) {
+  std::vector<int64_t> r = want;
+  int64_t known = 1;
+  int infer_at = -1;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r[i] == -1) infer_at = int(i);
+    else known *= r[i];
+  }
+  if (infer_at >= 0) r[size_t(infer_at)] = known ? numel / known : 0;
+  int64_t n = 1;
+  for (int64_t x : r) n *= x;
+  if (n != numel) throw ShapeError(std::string(op) + ": shape " + sh::shape_str(want) + " is invalid for input of size " + std::to_string(numel));
+  return r;
+}
+
+inline int64_t wrap(int64_t d, size_t rank) { return d < 0 ? d + int64_t(rank) : d; }
+
+inline sh::Value reduce_sum(sh::Builder& b, const sh::Value& x, std::vector<int64_t> dims) {
+  return b.reduce(x, splat(b, 0, {}), sh::ReduceOp::Add, std::move(dims));
+}
+
+/// Keeps `x` (reduced over `dims`) broadcastable against the unreduced shape.
+inline sh::Value keep(sh::Builder& b, const sh::Value& x, const std::vector<int64_t>& full,
+                      const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s = full;
+  for (int64_t d : dims) s[size_t(d)] = 1;
+  return b.reshape(x, s);
+}
+
+inline sh::Value matmul(sh::Builder& b, sh::Value x, sh::Value y) {
+  if (x.dims.size() < 2 || y.dims.size() < 2) throw ShapeError("lowering matmul: operands must be at least 2-D");
+  const size_t rx = x.dims.size(), ry = y.dims.size();
+  std::vector<int64_t> bx(x.dims.begin(), x.dims.end() - 2), by(y.dims.begin(), y.dims.end() - 2);
+  const auto batch = bshape(bx, by);
+  auto full = [&](sh::Value v, int64_t r0, int64_t r1) {
+    std::vector<int64_t> d = batch;
+    d.push_back(r0);
+    d.push_back(r1);
+    return bcast(b, v, d);
+  };
+  if (!batch.empty()) {
+    x = full(x, x.dims[rx - 2], x.dims[rx - 1]);
+    y = full(y, y.dims[ry - 2], y.dims[ry - 1]);
+  }
+  sh::DotDims dn;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    dn.lhs_batch.push_back(int64_t(i));
+    dn.rhs_batch.push_back(int64_t(i));
+  }
+  dn.lhs_contract = {int64_t(batch.size() + 1)};
+  dn.rhs_contract = {int64_t(batch.size())};
+  return b.dot_general(x, y, dn, sh::Precision::Highest);
+}
+
+}  // namespace lower
+
+/// Lowerings of the built-in ops, keyed by node kind.
+inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
+  using namespace lower;
+  static const std::map<std::string, GraphLowering> m = [] {
+    std::map<std::string, GraphLowering> r;
+    auto unary_act = [](Epilogue::Kind k) {
+      return [k](LowerContext& c) { c.out[0] = LValue::of(act(c.b, Epilogue{k, 0, 0}, c.dev(0))); };
+    };
+    for (const char* n : {"aten::relu", "aten::relu_"}) r[n] = unary_act(Epilogue::Kind::Relu);
+    for (const char* n : {"aten::silu", "aten::silu_"}) r[n] = unary_act(Epilogue::Kind::Silu);
+    for (const char* n : {"aten::sigmoid", "aten::sigmoid_"}) r[n] = unary_act(Epilogue::Kind::Sigmoid);
+    for (const char* n : {"aten::tanh", "aten::tanh_"}) r[n] = unary_act(Epilogue::Kind::Tanh);
+    for (const char* n : {"aten::hardswish", "aten::hardswish_"}) r[n] = unary_act(Epilogue::Kind::Hardswish);
+    for (const char* n : {"aten::hardsigmoid", "aten::hardsigmoid_"}) r[n] = unary_act(Epilogue::Kind::Hardsigmoid);
+    for (const char* n : {"aten::gelu", "aten::gelu_"}) r[n] = unary_act(Epilogue::Kind::Gelu);
+    for (const char* n : {"aten::hardtanh", "aten::hardtanh_"})
+      r[n] = [](LowerContext& c) {
+        const double lo = c.in.size() > 1 ? c.host(1, "hardtanh").to_double() : -1.0;
+        const double hi = c.in.size() > 2 ? c.host(2, "hardtanh").to_double() : 1.0;
+        c.out[0] = LValue::of(act(c.b, Epilogue{Epilogue::Kind::Clamp, lo, hi}, c.dev(0)));
+      };
+    for (const char* n : {"aten::dropout", "aten::contiguous", "aten::detach", "aten::clone"})
+      r[n] = [](LowerContext& c) { c.out[0] = LValue::of(c.dev(0)); };
+    struct B { const char* name; const char* op; bool alpha, reverse; };
+    for (B bb : {B{"aten::add", "add", true, false}, B{"aten::add_", "add", true, false},
+                 B{"aten::sub", "subtract", true, false}, B{"aten::rsub", "subtract", true, true},
+                 B{"aten::mul", "multiply", false, false}, B{"aten::mul_", "multiply", false, false},
+                 B{"aten::div", "divide", false, false}}) {
+      r[bb.name] = [bb](LowerContext& c) {
+        sh::Value x = c.dev(bb.reverse ? 1 : 0), y = c.dev(bb.reverse ? 0 : 1);
+        if (bb.alpha && c.in.size() > 2) {
+          const double a = c.host(2, bb.name).to_double();
+          if (a != 1.0) y = c.b.multiply(y, splat(c.b, a, y.dims));
+        }
+        if (std::string(bb.name) == "aten::div" && c.in.size() > 2 && !c.in[2]->host.is_none())
+          throw ValueError("lowering aten::div: rounding modes are not lowered");
+        c.out[0] = LValue::of(bin(c.b, bb.op, x, y));
+      };
+    }
+    r["aten::linear"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0), w = c.dev(1);
+      const auto xd = x.dims;
+      const int64_t in = xd.back(), out = w.dims[0];
+      int64_t m = 1;
+      for (size_t i = 0; i + 1 < xd.size(); ++i) m *= xd[i];
+      sh::Value y = c.b.dot_general(c.b.reshape(x, {m, in}), w, sh::DotDims{{}, {}, {1}, {1}}, sh::Precision::Highest);
+      if (c.in.size() > 2 && !(c.in[2]->kind == LValue::Kind::Host && c.in[2]->host.is_none()))
+        y = bin(c.b, "add", y, c.dev(2));
+      std::vector<int64_t> od = xd;
+      od.back() = out;
+      c.out[0] = LValue::of(c.b.reshape(y, od));
+    };
+    r["aten::_convolution"] = [](LowerContext& c) {
+      const char* n = "aten::_convolution";
+      sh::Value x = c.dev(0), w = c.dev(1);
+      auto two = [&](size_t i, const char* what) {
+        auto v = c.host(i, n).to_ints(what);
+        if (v.size() == 1) v.push_back(v[0]);
+        return v;
+      };
+      if (c.host(6, n).to_bool()) throw ValueError("lowering: transposed convolution");
+      sh::ConvOptions o;
+      o.window_strides = two(3, "stride");
+      const auto p = two(4, "padding");
+      o.padding = {{p[0], p[0]}, {p[1], p[1]}};
+      o.rhs_dilation = two(5, "dilation");
+      o.feature_group_count = c.host(8, n).to_int();
+      o.precision = sh::Precision::Highest;
+      sh::Value y = c.b.convolution(x, w, o);
+      if (!(c.in[2]->kind == LValue::Kind::Host && c.in[2]->host.is_none()))
+        y = c.b.add(y, c.b.broadcast_in_dim(c.dev(2), y.dims, {1}));
+      c.out[0] = LValue::of(y);
+    };
+    r["aten::matmul"] = [](LowerContext& c) { c.out[0] = LValue::of(matmul(c.b, c.dev(0), c.dev(1))); };
+    r["aten::bmm"] = r["aten::matmul"];
+    auto reshape = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      c.out[0] = LValue::of(c.b.reshape(x, infer(c.host(1, "reshape").to_ints(), x.numel(), "reshape")));
+    };
+    r["aten::reshape"] = reshape;
+    r["aten::view"] = reshape;
+    r["aten::flatten"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const size_t rank = x.dims.size();
+      const int64_t s = wrap(c.host(1, "flatten").to_int(), rank), e = wrap(c.host(2, "flatten").to_int(), rank);
+      std::vector<int64_t> d(x.dims.begin(), x.dims.begin() + s);
+      int64_t m = 1;
+      for (int64_t i = s; i <= e; ++i) m *= x.dims[size_t(i)];
+      d.push_back(m);
+      for (size_t i = size_t(e) + 1; i < rank; ++i) d.push_back(x.dims[i]);
+      c.out[0] = LValue::of(c.b.reshape(x, d));
+    };
+    r["aten::transpose"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      std::vector<int64_t> perm;
+      for (size_t i = 0; i < x.dims.size(); ++i) perm.push_back(int64_t(i));
+      std::swap(perm[size_t(wrap(c.host(1, "transpose").to_int(), x.dims.size()))],
+                perm[size_t(wrap(c.host(2, "transpose").to_int(), x.dims.size()))]);
+      c.out[0] = LValue::of(c.b.transpose(x, perm));
+    };
+    r["aten::permute"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      std::vector<int64_t> perm = c.host(1, "permute").to_ints();
+      for (auto& p : perm) p = wrap(p, x.dims.size());
+      c.out[0] = LValue::of(c.b.transpose(x, perm));
+    };
+    r["aten::chunk"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const int64_t chunks = c.host(1, "chunk").to_int();
+      const size_t d = size_t(wrap(c.host(2, "chunk").to_int(), x.dims.size()));
+      const int64_t n = x.dims[d], step = (n + chunks - 1) / chunks;
+      LValue l;
+      l.kind = LValue::Kind::DeviceList;
+      for (int64_t s = 0; s < n; s += step) {
+        std::vector<int64_t> start(x.dims.size(), 0), limit = x.dims;
+        start[d] = s;
+        limit[d] = std::min(n, s + step);
+        l.list.push_back(c.b.slice(x, start, limit));
+      }
+      c.out[0] = l;
+    };
+    r["prim::ListUnpack"] = [](LowerContext& c) {
+      if (c.in[0]->kind != LValue::Kind::DeviceList) throw ValueError("lowering prim::ListUnpack: not a tensor list");
+      if (c.in[0]->list.size() != c.out.size()) throw ValueError("lowering prim::ListUnpack: wrong count");
+      for (size_t i = 0; i < c.out.size(); ++i) c.out[i] = LValue::of(c.in[0]->list[i]);
+    };
+    r["prim::ListConstruct"] = [](LowerContext& c) {  // reached only with a device element
+      LValue l;
+      l.kind = LValue::Kind::DeviceList;
+      for (size_t i = 0; i < c.in.size(); ++i) l.list.push_back(c.dev(i));
+      c.out[0] = l;
+    };
+    r["aten::cat"] = [](LowerContext& c) {
+      if (c.in[0]->kind != LValue::Kind::DeviceList) throw ValueError("lowering aten::cat: not a tensor list");
+      const auto& l = c.in[0]->list;
+      c.out[0] = LValue::of(c.b.concatenate(l, wrap(c.host(1, "cat").to_int(), l.at(0).dims.size())));
+    };
+    r["aten::size"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      if (c.in.size() > 1) c.out[0].host = Value(x.dims[size_t(wrap(c.host(1, "size").to_int(), x.dims.size()))]);
+      else c.out[0].host = Value(x.dims);
+    };
+    r["aten::softmax"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const int64_t d = wrap(c.host(1, "softmax").to_int(), x.dims.size());
+      sh::Value mx = keep(c.b, c.b.reduce(x, splat(c.b, -INFINITY, {}), sh::ReduceOp::Max, {d}), x.dims, {d});
+      sh::Value e = c.b.exp(bin(c.b, "subtract", x, mx));
+      sh::Value s = keep(c.b, reduce_sum(c.b, e, {d}), x.dims, {d});
+      c.out[0] = LValue::of(bin(c.b, "divide", e, s));
+    };
+    r["aten::mean"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      std::vector<int64_t> dims = c.host(1, "mean").to_ints();
+      int64_t count = 1;
+      for (auto& d : dims) {
+        d = wrap(d, x.dims.size());
+        count *= x.dims[size_t(d)];
+      }
+      sh::Value s = reduce_sum(c.b, x, dims);
+      s = c.b.divide(s, splat(c.b, double(count), s.dims));
+      if (c.in.size() > 2 && c.host(2, "mean").to_bool()) s = keep(c.b, s, x.dims, dims);
+      c.out[0] = LValue::of(s);
+    };
+    r["aten::layer_norm"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const auto shape = c.host(1, "layer_norm").to_ints();
+      const double eps = c.host(4, "layer_norm").to_double();
+      std::vector<int64_t> dims;
+      int64_t count = 1;
+      for (size_t i = 0; i < shape.size(); ++i) {
+        dims.push_back(int64_t(x.dims.size() - shape.size() + i));
+        count *= shape[i];
+      }
+      auto mean = [&](const sh::Value& v) {
+        sh::Value s = reduce_sum(c.b, v, dims);
+        return keep(c.b, c.b.divide(s, splat(c.b, double(count), s.dims)), x.dims, dims);
+      };
+      sh::Value xc = bin(c.b, "subtract", x, mean(x));
+      sh::Value var = mean(c.b.multiply(xc, xc));
+      sh::Value y = bin(c.b, "multiply", xc, c.b.unary("rsqrt", c.b.add(var, splat(c.b, eps, var.dims))));
+      if (!(c.in[2]->kind == LValue::Kind::Host && c.in[2]->host.is_none())) y = bin(c.b, "multiply", y, c.dev(2));
+      if (!(c.in[3]->kind == LValue::Kind::Host && c.in[3]->host.is_none())) y = bin(c.b, "add", y, c.dev(3));
+      c.out[0] = LValue::of(y);
+    };
+    r["aten::max_pool2d"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      auto two = [&](size_t i) {
+        auto v = c.host(i, "max_pool2d").to_ints();
+        if (v.size() == 1) v.push_back(v[0]);
+        return v;
+      };
+      const auto k = two(1);
+      auto s = c.host(2, "max_pool2d").to_ints().empty() ? k : two(2);
+      const auto p = two(3), d = two(4);
+      if (d[0] != 1 || d[1] != 1 || c.host(5, "max_pool2d").to_bool())
+        throw ValueError("lowering max_pool2d: dilation and ceil_mode are not lowered");
+      c.out[0] = LValue::of(c.b.reduce_window(x, splat(c.b, -INFINITY, {}), sh::ReduceOp::Max, {1, 1, k[0], k[1]},
+                                              {1, 1, s[0], s[1]}, {{0, 0}, {0, 0}, {p[0], p[0]}, {p[1], p[1]}}));
+    };
+    r["aten::adaptive_avg_pool2d"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      auto o = c.host(1, "adaptive_avg_pool2d").to_ints();
+      if (o.size() == 1) o.push_back(o[0]);
+      const int64_t H = x.dims[2], W = x.dims[3];
+      if (H % o[0] != 0 || W % o[1] != 0) throw ValueError("lowering adaptive_avg_pool2d: uneven windows");
+      const int64_t kh = H / o[0], kw = W / o[1];
+      sh::Value s = c.b.reduce_window(x, splat(c.b, 0, {}), sh::ReduceOp::Add, {1, 1, kh, kw}, {1, 1, kh, kw});
+      c.out[0] = LValue::of(c.b.divide(s, splat(c.b, double(kh * kw), s.dims)));
+    };
+    return r;
+  }();
+  return m;
+}
+
+/// A Graph compiled for one set of input shapes on one PJRT client. Weights are uploaded once.
+class DeviceProgram {
+ public:
+  /// Lowers `g` for inputs of `shapes`. **Errors:** UnsupportedOperator listing the node kinds
+  /// without a lowering; DeviceError / DeviceUnavailable from PJRT.
+  DeviceProgram(const Graph& g, const std::vector<Dims>& shapes, std::shared_ptr<pjrt::Client> client)
+      : client_(std::move(client)) {
+    sh::Builder b;
+    const auto& slots = g.initial_slots();
+    std::vector<LValue> lv(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i) lv[i].host = slots[i];
+    for (size_t i = 0; i < g.input_slots().size(); ++i) {
+      const int s = g.input_slots()[i];
+      lv[size_t(s)] = LValue::of(b.parameter(ScalarType::Float, lower::vec(shapes.at(i))));
+      params_.push_back(Param{int(i), FloatTensor()});
+    }
+    auto to_device = [&](LValue& v) -> sh::Value {
+      if (v.kind == LValue::Kind::Device) return v.dev;
+      if (v.kind == LValue::Kind::Host && v.host.is_tensor()) {  // a weight: becomes a parameter
+        const FloatTensor t = v.host.tensor();  // a copy: `v` is overwritten next
+        v = LValue::of(b.parameter(ScalarType::Float, lower::vec(t.sizes())));
+        params_.push_back(Param{-1, t.contiguous()});
+        return v.dev;
+      }
+      if (v.kind == LValue::Kind::Host && v.host.is_scalar()) return lower::splat(b, v.host.to_double(), {});
+      throw ValueError("lowering: expected a tensor, got " + std::string(Value::kind_name(v.host.kind())));
+    };
+    std::map<std::string, int> missing;
+    std::map<std::string, std::string> first;
+    for (const Node& n : g.nodes()) {
+      bool any_device = false;
+      for (int s : n.inputs) any_device = any_device || lv[size_t(s)].kind != LValue::Kind::Host;
+      if (!any_device) {  // fold on the host with the CPU kernel
+        std::vector<const Value*> in;
+        for (int s : n.inputs) in.push_back(&lv[size_t(s)].host);
+        std::vector<Value> out(n.outputs.size());
+        OpContext ctx{in, out, {}};
+        n.op->kernel(ctx);
+        for (size_t i = 0; i < out.size(); ++i) lv[size_t(n.outputs[i])].host = std::move(out[i]);
+        continue;
+      }
+      const auto& table = builtin_lowerings();
+      auto it = table.find(n.kind);
+      const GraphLowering* fn = n.op->lowering ? &n.op->lowering : it != table.end() ? &it->second : nullptr;
+      if (!fn) {
+        if (missing[n.kind]++ == 0) first[n.kind] = n.location;
+        for (int s : n.outputs) lv[size_t(s)] = LValue::of(sh::Value());
+        continue;
+      }
+      LowerContext ctx{b, {}, std::vector<LValue>(n.outputs.size()), to_device};
+      for (int s : n.inputs) ctx.in.push_back(&lv[size_t(s)]);
+      try {
+        (*fn)(ctx);
+      } catch (const Error& e) {
+        throw ValueError("lowering " + n.kind + " at " + n.location + ": " + e.what());
+      }
+      for (size_t i = 0; i < ctx.out.size(); ++i) lv[size_t(n.outputs[i])] = std::move(ctx.out[i]);
+    }
+    if (!missing.empty()) {
+      std::string msg = "the model uses " + std::to_string(missing.size()) +
+                        " operator kind(s) without a StableHLO lowering (it runs on the cpu only):";
+      for (const auto& [k, c] : missing) msg += "\n  " + k + " x" + std::to_string(c) + ", first at " + first[k];
+      throw UnsupportedOperator(msg);
+    }
+    std::vector<sh::Value> results;
+    for (int s : g.output_slots()) results.push_back(to_device(lv[size_t(s)]));
+    b.set_results(results);
+    for (const auto& r : results) out_dims_.push_back(r.dims);
+    text_ = b.str();
+    exe_ = pjrt::CompilationCache::global().get_or_compile(client_, text_);
+    for (const Param& p : params_)
+      if (p.input < 0) {
+        const auto dims = lower::vec(p.weight.sizes());
+        weights_.push_back(client_->buffer_from_host(p.weight.data_ptr(), ScalarType::Float, dims));
+      }
+  }
+
+  /// Runs on `inputs` (float32, the lowered shapes); returns the outputs on the host.
+  std::vector<FloatTensor> run(const std::vector<FloatTensor>& inputs) const {
+    std::vector<pjrt::Buffer> in;
+    for (const auto& x : inputs) {
+      const FloatTensor c = x.contiguous();
+      const auto dims = lower::vec(c.sizes());
+      in.push_back(client_->buffer_from_host(c.data_ptr(), ScalarType::Float, dims));
+    }
+    std::vector<const pjrt::Buffer*> args;
+    size_t wi = 0;
+    for (const Param& p : params_) args.push_back(p.input >= 0 ? &in.at(size_t(p.input)) : &weights_.at(wi++));
+    std::vector<pjrt::Buffer> out = exe_->execute(std::span<const pjrt::Buffer* const>(args.data(), args.size()));
+    std::vector<FloatTensor> r;
+    for (size_t i = 0; i < out.size(); ++i) {
+      Dims d;
+      for (int64_t x : out_dims_[i]) d.push_back(x);
+      FloatTensor t = FloatTensor::empty(d);
+      out[i].to_host(t.data_ptr(), size_t(t.numel()) * sizeof(float));
+      r.push_back(t);
+    }
+    return r;
+  }
+  const std::string& program() const noexcept { return text_; }
+  const std::shared_ptr<pjrt::Client>& client() const noexcept { return client_; }
+
+ private:
+  struct Param {
+    int input;           ///< graph input index, or -1 for a weight
+    FloatTensor weight;  ///< the weight (host), kept for the upload
+  };
+  std::shared_ptr<pjrt::Client> client_;
+  std::vector<Param> params_;
+  std::vector<pjrt::Buffer> weights_;
+  std::vector<std::vector<int64_t>> out_dims_;
+  std::string text_;
+  std::shared_ptr<pjrt::Executable> exe_;
+};
+
+}  // namespace torchtpu::jit

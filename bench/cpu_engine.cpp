@@ -215,9 +215,10 @@ void w5(torchtpu::Generator& g) {
       bench::MlpBuffers tb = eb;
       tb.y = ty.data_ptr();
       auto ours = [=]() mutable {
-        h0 = torchtpu::relu(torchtpu::matmul(x, w[0]) + b[0]);
-        h1 = torchtpu::relu(torchtpu::matmul(h0, w[1]) + b[1]);
-        y = torchtpu::matmul(h1, w[2]) + b[2];
+        // copy_: write into the preallocated outputs this closure shares with the caller
+        h0.copy_(torchtpu::relu(torchtpu::matmul(x, w[0]) + b[0]));
+        h1.copy_(torchtpu::relu(torchtpu::matmul(h0, w[1]) + b[1]));
+        y.copy_(torchtpu::matmul(h1, w[2]) + b[2]);
       };
       std::vector<Cand> cs = {{"torchtpu", ours}, {"Eigen", bench::eigen_mlp(eb)}, {"libtorch (InferenceMode)", bench::torch_mlp(tb)}};
       std::string cfg = std::to_string(dims[0]) + "-" + std::to_string(dims[1]) + "-" + std::to_string(dims[2]) + "-" +

@@ -203,7 +203,23 @@ inline void sgemm_pack_a(const SgemmArgs& g, int64_t i0, int64_t mb, int64_t p0,
 /// [j0, j1) only; no packing, no workspace.
 TORCHTPU_SIMD_KERNEL inline void sgemm_small_rowmajor_b(const SgemmArgs& g, int64_t j0, int64_t j1) {
   const int64_t m = g.m;
-  for (int64_t j = j0; j < j1; j += 64) {
+  int64_t j = j0;
+  if (m == 1) {  // batch 1: 128 columns (8 independent FMA chains) at a time
+    for (; j + 128 <= j1; j += 128) {
+      __m512 acc[8];
+#pragma GCC unroll 8
+      for (int q = 0; q < 8; ++q) acc[q] = _mm512_setzero_ps();
+      const float* bp = g.b + j;
+      for (int64_t p = 0; p < g.k; ++p, bp += g.sbk) {
+        const __m512 av = _mm512_set1_ps(g.a[p * g.sak]);
+#pragma GCC unroll 8
+        for (int q = 0; q < 8; ++q) acc[q] = _mm512_fmadd_ps(av, _mm512_loadu_ps(bp + 16 * q), acc[q]);
+      }
+#pragma GCC unroll 8
+      for (int q = 0; q < 8; ++q) _mm512_storeu_ps(g.c + j + 16 * q, acc[q]);
+    }
+  }
+  for (; j < j1; j += 64) {
     const int64_t w = std::min<int64_t>(64, j1 - j);
     __mmask16 mk[4];
     for (int q = 0; q < 4; ++q) mk[q] = lane_mask(w - 16 * q > 0 ? w - 16 * q : 0);
@@ -267,7 +283,7 @@ inline void sgemm_avx512(const SgemmArgs& g) {
   if (g.m <= 4 && !g.bf16 && (g.sbn == 1 || (g.sbk == 1 && g.sam != 0 && g.sak == 1))) {
     const bool rowmajor = g.sbn == 1;
     const int64_t nchunks = chunks_for(g.k * g.n * g.m, int64_t(1) << 17);
-    parallel_chunks(g.n, nchunks, rowmajor ? 64 : 4, [&](int64_t j0, int64_t j1) {
+    parallel_chunks(g.n, nchunks, rowmajor ? 128 : 4, [&](int64_t j0, int64_t j1) {
       if (rowmajor) sgemm_small_rowmajor_b(g, j0, j1);
       else sgemm_small_colmajor_b(g, j0, j1);
     });

@@ -10,6 +10,7 @@
 #include <mutex>               // std::mutex
 #include <thread>              // std::thread
 #include <type_traits>         // std::remove_reference_t
+
 #include <vector>              // std::vector
 
 namespace torchtpu {
@@ -42,25 +43,15 @@ class ThreadPool {
     start_workers();
   }
 
-  /// Runs `task(ctx, i, n)` for i in [0, n) with n = min(nchunks, size()), chunk 0 on the
-  /// calling thread; returns when all are done. Serial when nested or the pool is busy.
+  /// Runs `task(ctx, i, nchunks)` for every i in [0, nchunks) on the calling thread and the
+  /// workers; returns when all are done. Serial when nested or while the pool is busy.
   void run(Task task, void* ctx, int64_t nchunks) {
     if (nchunks <= 1 || in_region() || size() <= 1 || !busy_.try_lock()) {
       for (int64_t i = 0; i < nchunks; ++i) task(ctx, i, nchunks);
       return;
     }
     std::lock_guard<std::mutex> busy(busy_, std::adopt_lock);
-    const int64_t n = nchunks < size() ? nchunks : size();
-    if (n != nchunks) {  // more chunks than threads: each participant takes a strided set
-      struct Outer { Task t; void* c; int64_t total, parts; };
-      Outer o{task, ctx, nchunks, n};
-      dispatch([](void* c, int64_t i, int64_t) {
-        auto* oo = static_cast<Outer*>(c);
-        for (int64_t j = i; j < oo->total; j += oo->parts) oo->t(oo->c, j, oo->total);
-      }, &o, n);
-    } else {
-      dispatch(task, ctx, n);
-    }
+    dispatch(task, ctx, nchunks);
   }
 
   ~ThreadPool() {
@@ -84,28 +75,47 @@ class ThreadPool {
     start_workers();
   }
 
+  // Chunks are claimed dynamically (a caller never waits for a worker that has not started:
+  // under load it simply runs the chunks itself), but chunk i always covers the same range,
+  // so results do not depend on which thread ran it. `state_` = generation << 32 | next chunk,
+  // so a worker late from an earlier region can never claim a chunk of a newer one.
+  int64_t claim(uint64_t gen, int64_t n) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    for (;;) {
+      if ((s >> 32) != (gen & 0xffffffffu)) return -1;
+      const int64_t i = int64_t(s & 0xffffffffu);
+      if (i >= n) return -1;
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) return i;
+    }
+  }
+
   void dispatch(Task task, void* ctx, int64_t n) {
+    uint64_t gen;
     {
       std::lock_guard<std::mutex> lk(m_);
       task_ = task;
       ctx_ = ctx;
       nchunks_ = n;
-      pending_.store(int(n - 1), std::memory_order_relaxed);
-      gen_.fetch_add(1, std::memory_order_release);
+      done_.store(0, std::memory_order_relaxed);
+      gen = gen_.fetch_add(1, std::memory_order_acq_rel) + 1;
+      state_.store((gen & 0xffffffffu) << 32, std::memory_order_release);
     }
     cv_.notify_all();
     in_region() = true;
-    task(ctx, 0, n);
+    for (int64_t i; (i = claim(gen, n)) >= 0;) {
+      task(ctx, i, n);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+    }
     in_region() = false;
-    while (pending_.load(std::memory_order_acquire) > 0) {
-      // the workers run chunks 1..n-1; spin briefly (regions are short)
+    while (done_.load(std::memory_order_acquire) < n) {
+      // chunks still running on workers; they are short
 #if defined(__x86_64__)
       __builtin_ia32_pause();
 #endif
     }
   }
 
-  void worker(int id, uint64_t seen) {
+  void worker(int, uint64_t seen) {
     in_region() = true;
     for (;;) {
       // spin a little before sleeping: back-to-back regions (GEMM panels) wake fast
@@ -120,7 +130,6 @@ class ThreadPool {
       if (g == seen && !stop_.load(std::memory_order_relaxed)) {
         std::unique_lock<std::mutex> lk(m_);
         cv_.wait(lk, [&] { return gen_.load(std::memory_order_acquire) != seen || stop_.load(); });
-        g = gen_.load(std::memory_order_acquire);
       }
       if (stop_.load()) return;
       Task t;
@@ -133,9 +142,9 @@ class ThreadPool {
         c = ctx_;
         n = nchunks_;
       }
-      if (id < n) {
-        t(c, id, n);
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
+      for (int64_t i; (i = claim(seen, n)) >= 0;) {
+        t(c, i, n);
+        done_.fetch_add(1, std::memory_order_acq_rel);
       }
     }
   }
@@ -160,7 +169,8 @@ class ThreadPool {
   std::mutex m_;
   std::condition_variable cv_;
   std::atomic<uint64_t> gen_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<int64_t> done_{0};
+  std::atomic<uint64_t> state_{0};
   std::atomic<bool> stop_{false};
   Task task_ = nullptr;
   void* ctx_ = nullptr;

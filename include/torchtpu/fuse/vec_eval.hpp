@@ -172,7 +172,7 @@ void scalar_rows(Evaluator<E>& ev, StridedReader<T>& out, const LoopPlan& p, int
 }
 
 /// Elements per thread below which a region stays on one thread.
-inline constexpr int64_t elementwise_grain = 32768;
+inline constexpr int64_t elementwise_grain = 65536;
 
 /// One elementwise region ready to run over any rows of its plan: the evaluator tree is built
 /// (and nested non-elementwise nodes materialized) once; each run works on a copy, so runs

@@ -60,19 +60,58 @@ for w, cfg, name, sec, metric, unit in rows:
 streams = {(cfg, name): metric for w, cfg, name, sec, metric, unit in rows if w == "W2"}
 allocs = {(cfg, name): metric for w, cfg, name, sec, metric, unit in rows if w == "W5alloc"}
 
+out.append("## W2 — bandwidth limit (STREAM kernels, -march=native)\n")
+out.append("| config | kernel | GB/s |\n|---|---|---|")
+for w, cfg, name, sec, metric, unit in rows:
+    if w == "W2":
+        out.append(f"| {cfg} | {name} | {metric:.1f} |")
+out.append("")
+
+# ---- floors of issue 3: ratio = peer time / torchtpu time (>= floor holds)
+def ratio(w, cfg_pred, peer):
+    vals = []
+    for (gw, cfg), rs in groups.items():
+        if gw != w or not cfg_pred(cfg):
+            continue
+        base = rs[0][3]
+        for r in rs:
+            if r[2] == peer:
+                vals.append((cfg, r[3] / base))
+    return vals
+
+checks = [
+    ("W1", lambda c: True, "Eigen", 1.0), ("W1", lambda c: True, "xtensor+xsimd", 1.0),
+    ("W1", lambda c: True, "libtorch", 3.0), ("W1", lambda c: True, "torchtpu strict (op/pass)", 2.0),
+    ("W3", lambda c: True, "OpenBLAS sgemm", 0.95), ("W3", lambda c: True, "Eigen", 1.0),
+    ("W4", lambda c: True, "OpenBLAS sgemm + pass", 1.1), ("W4", lambda c: True, "libtorch addmm+relu_", 1.0),
+    ("W5", lambda c: True, "Eigen", 1.0), ("W5", lambda c: True, "libtorch (InferenceMode)", 5.0),
+]
+fl = ["## Floors (issue 3)\n", "| workload | config | peer | ratio | floor | holds |", "|---|---|---|---|---|---|"]
+for w, pred, peer, floor in checks:
+    for cfg, r in ratio(w, pred, peer):
+        fl.append(f"| {w} | {cfg} | {peer} | {r:.2f} | {floor} | {'yes' if r >= floor else '**no**'} |")
+for (gw, cfg), rs in groups.items():
+    if gw == "W6":
+        base = rs[0][3]
+        best = min(r[3] for r in rs[1:])
+        fl.append(f"| W6 | {cfg} | best peer | {best / base:.2f} | 1.0 | {'yes' if best / base >= 1.0 else '**no**'} |")
+for (cfg, name), a in allocs.items():
+    if name == "torchtpu":
+        fl.append(f"| W5 | {cfg} | allocations/forward | {a:g} | 0 | {'yes' if a == 0 else '**no**'} |")
+for cfg, f in floors.items():
+    for (gw, c2), rs in groups.items():
+        if gw == "W1" and c2 == cfg:
+            fl.append(f"| W1 | {cfg} | memory floor ns/elem {f:.3f} vs {rs[0][4]:.3f} | {f / rs[0][4]:.2f} | 0.87 (within 15 %) | {'yes' if f / rs[0][4] >= 1 / 1.15 else '**no**'} |")
+out.extend(fl)
+out.append("")
+
 current = None
 for (w, cfg), rs in groups.items():
-    if w in ("peak", "W1floor", "W5alloc"):
+    if w in ("peak", "W1floor", "W5alloc", "W2"):
         continue
     if w != current:
         out.append(f"\n## {w}\n")
         current = w
-        if w == "W2":
-            out.append("| config | kernel | GB/s |\n|---|---|---|")
-    if w == "W2":
-        for r in rs:
-            out.append(f"| {cfg} | {r[2]} | {r[4]:.1f} |")
-        continue
     base = rs[0][3]
     out.append(f"**{cfg}**\n")
     out.append(f"| candidate | median | {rs[0][5]} | ratio (peer / {rs[0][2]}) |\n|---|---|---|---|")

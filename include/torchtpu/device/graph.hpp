@@ -6,6 +6,8 @@
 // The template front end (device/lower.hpp) turns an expression into one `Statement`: its
 // device inputs, a compact signature and a closure that emits it into a stablehlo::Builder.
 // Everything here is ordinary `inline` code, compiled once, never per expression (STYLE.md §3).
+// The front end reaches it only through the `detail::Runtime` table that `graph_for` fills,
+// so a TU that only materializes cpu expressions emits none of it (plugin, compiler, cache).
 #pragma once
 #include <algorithm>      // std::sort, std::stable_sort
 #include <atomic>         // std::atomic
@@ -168,6 +170,60 @@ struct Ref {
 };
 
 class Emitter;
+
+namespace detail {
+/// A statement as the typed walk describes it to `Runtime::record` (device/lower.hpp): the
+/// runtime takes the graph's lock, makes room, then calls `walk(expr, ...)` for the inputs
+/// and the run-time part of the signature.
+struct RecordRequest {
+  const char* type_name;  ///< typeid of the expression: its structure
+  std::string_view op_name;
+  ScalarType dtype;
+  const Dims* out;
+  stablehlo::Precision prec;
+  bool run_now;
+  void (*walk)(const void* expr, PendingGraph&, std::vector<Ref>&, std::string&);
+  const void* expr;
+  std::function<stablehlo::Value(Emitter&)> emit;
+};
+
+/// The heavy half of the device runtime (plugin loading, compilation, execution, transfers),
+/// reached from the template front end only through these pointers, so that a TU that merely
+/// materializes expressions does not emit it. `graph_for`, the one door to every PJRT
+/// object, fills the table (`install_runtime`); a device tensor implies it is filled.
+///
+/// The lowering primitives (device/lower.hpp) are here too: the typed walk calls them so
+/// that it emits no StableHLO builder code of its own (only ops' hooks use the builder).
+struct Runtime {
+  using Builder = stablehlo::Builder;
+  using Value = stablehlo::Value;
+  using Vec = std::vector<int64_t>;
+  std::shared_ptr<PendingGraph> (*graph_for)(const Device&);
+  void (*flush_locked)(PendingGraph&);
+  std::shared_ptr<DeviceArray> (*record)(const std::shared_ptr<PendingGraph>&, RecordRequest&);
+  std::shared_ptr<DeviceArray> (*upload)(const void*, ScalarType, Vec, const Device&);
+  void (*download)(const std::shared_ptr<DeviceArray>&, void*, size_t);
+  void (*check_view)(ScalarType, const Vec&, const Dims&, const Dims&, int64_t);
+  Value (*view_of)(Builder&, const Value&, const Dims&, const Dims&, int64_t);
+  Value (*constant)(Emitter&, double, ScalarType, Vec);
+  Value (*convert_to)(Builder&, const Value&, ScalarType);
+  Value (*broadcast_to)(Builder&, const Value&, const Vec&);
+  Value (*reshape_to)(Builder&, const Value&, const Vec&);  ///< no-op when already `dims`
+  Value (*apply_hlo)(Builder&, std::string_view, std::string_view, const Value*, size_t);
+  Value (*reduce)(Builder&, const Value&, std::string_view, std::string_view, const Vec&);
+  Value (*argreduce)(Builder&, Value, int, bool);
+  Value (*softmax)(Builder&, const Value&, int, bool);
+  Value (*matmul)(Builder&, Value, Value, const Vec&, int64_t, int64_t, int64_t, const Vec&,
+                  stablehlo::Precision, ScalarType);
+};
+inline std::atomic<const Runtime*> runtime_slot{nullptr};
+/// The installed runtime. **Errors:** DeviceError when no device object exists yet.
+inline const Runtime& runtime() {
+  const Runtime* r = runtime_slot.load(std::memory_order_acquire);
+  if (!r) throw DeviceError(13, "internal: device runtime used before any device object exists");
+  return *r;
+}
+}  // namespace detail
 
 /// One recorded statement: `out = f(inputs)` where `emit` builds `f` in StableHLO.
 struct Statement {
@@ -350,8 +406,8 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     flush_locked();
   }
 
- private:
-  void flush_locked() {
+  /// The flush itself (the runtime table's `flush_locked`); call `flush()` instead.
+  void flush_locked_now() {
     if (stmts_.empty()) return;
     std::vector<Statement> stmts = std::move(stmts_);
     stmts_.clear();
@@ -456,6 +512,9 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     }
   }
 
+ private:
+  void flush_locked() { detail::runtime().flush_locked(*this); }
+
   mutable std::recursive_mutex mu_;
   std::shared_ptr<pjrt::Client> client_;
   int device_index_;
@@ -488,9 +547,20 @@ inline GraphRegistry& graph_registry() {
 }
 }  // namespace detail
 
+inline std::shared_ptr<DeviceArray> upload(const void* host, ScalarType dtype, std::vector<int64_t> dims,
+                                           const Device& d);
+inline void download(const std::shared_ptr<DeviceArray>& a, void* dst, size_t bytes);
+inline std::shared_ptr<PendingGraph> graph_for(const Device& d);
+
+namespace detail {
+/// Fills `runtime_slot` (idempotent; defined at the end of device/lower.hpp).
+inline void install_runtime();
+}  // namespace detail
+
 /// The deferred graph of device `d` (created on first use).
 /// **Errors:** DeviceUnavailable; IndexError if the index exceeds the device count.
 inline std::shared_ptr<PendingGraph> graph_for(const Device& d) {
+  detail::install_runtime();
   auto& reg = detail::graph_registry();
   const auto key = std::make_pair(static_cast<int>(d.kind()), d.index());
   {

@@ -2,6 +2,10 @@
 // once to collect its device inputs and signature, and records a statement whose closure
 // emits it as StableHLO (device/graph.hpp runs it). Also `Tensor::to(Device)`.
 //
+// The typed walk calls the runtime and the builder helpers only through `runtime()` (the
+// table `graph_for` fills, defined at the end of this file): every TU instantiates this front
+// end for its expressions, and only TUs that create device tensors emit the runtime itself.
+//
 // Op knowledge stays in the op structs (STYLE.md §4): an op lowers through its `hlo` name
 // ("stablehlo.add" → add, "chlo.erf" → erf, "EQ".."GE" → compare, "stablehlo.select",
 // "stablehlo.convert"), or through its own hook when the mapping is not 1:1:
@@ -97,6 +101,13 @@ inline Value reduce_identity(Builder& b, stablehlo::ReduceOp op, ScalarType t) {
       break;
   }
   return b.constant(v, t);
+}
+
+/// Reduction of `x` over `dims` by the reducer whose `hlo` name is given (identity as init).
+inline Value lower_reduce(Builder& b, const Value& x, std::string_view hlo, std::string_view name,
+                          const std::vector<int64_t>& dims) {
+  const auto rop = reduce_op_for(hlo, name);
+  return b.reduce(x, reduce_identity(b, rop, x.dtype), rop, dims);
 }
 
 inline std::vector<int64_t> mask_dims(uint32_t mask, int rank) {
@@ -220,11 +231,11 @@ void collect(PendingGraph& g, std::vector<Ref>& inputs, std::string& sig, const 
     std::shared_ptr<DeviceArray> arr;
     if (e.device().is_cpu()) {  // rank-0 cpu tensor joining a device expression
       auto v = e.contiguous();
-      arr = upload(v.data_ptr(), e.dtype(), {}, g.device());
+      arr = runtime().upload(v.data_ptr(), e.dtype(), {}, g.device());
     } else {
       arr = std::static_pointer_cast<DeviceArray>(e.storage()->device_handle);
     }
-    if (!e.device().is_cpu()) check_view(arr->dtype, arr->dims, e.sizes(), e.strides(), e.storage_offset());
+    if (!e.device().is_cpu()) runtime().check_view(arr->dtype, arr->dims, e.sizes(), e.strides(), e.storage_offset());
     inputs.push_back(g.ref_for(*arr));
     sig += 'L';
     append_dims(sig, Dims(arr->dims.begin(), arr->dims.end()));
@@ -261,14 +272,15 @@ void collect(PendingGraph& g, std::vector<Ref>& inputs, std::string& sig, const 
 template <expression E>
 Value lower(Emitter& em, size_t& leaf, stablehlo::Precision prec, const E& e) {
   auto& b = em.builder();  // constants through the hoisting builder (also in op hooks)
+  const Runtime& k = runtime();
   using V = typename E::value_type;
   const std::vector<int64_t> out = to_vec(e.shape());
   if constexpr (tensor_handle<E>) {
     Value base = em.input(leaf++);
     if (e.device().is_cpu()) return base;  // uploaded rank-0 scalar
-    return view_of(b, base, e.sizes(), e.strides(), e.storage_offset());
+    return k.view_of(b, base, e.sizes(), e.strides(), e.storage_offset());
   } else if constexpr (is_scalar_node<E>) {
-    return b.constant(static_cast<double>(opmath_t<V>(e.value)), dtype_of<V>(), out);
+    return k.constant(em, static_cast<double>(opmath_t<V>(e.value)), dtype_of<V>(), out);
   } else if constexpr (requires { e.args; }) {  // MapNode
     using Op = std::decay_t<decltype(e.op)>;
     constexpr ScalarType c = dtype_of<opmath_t<typename E::compute_type>>();
@@ -281,9 +293,9 @@ Value lower(Emitter& em, size_t& leaf, stablehlo::Precision prec, const E& e) {
             using A = std::decay_t<decltype(arg)>;
             const ScalarType want = (i == 0 && op_promote_first<Op>() == 1) ? ScalarType::Bool : c;
             if constexpr (is_scalar_node<A>)
-              x[i] = b.constant(static_cast<double>(opmath_t<typename A::value_type>(arg.value)), want, out);
+              x[i] = k.constant(em, static_cast<double>(opmath_t<typename A::value_type>(arg.value)), want, out);
             else
-              x[i] = broadcast_to(b, convert_to(b, lower(em, leaf, prec, arg), want), out);
+              x[i] = k.broadcast_to(b, k.convert_to(b, lower(em, leaf, prec, arg), want), out);
             ++i;
           };
           (one(a), ...);
@@ -293,36 +305,33 @@ Value lower(Emitter& em, size_t& leaf, stablehlo::Precision prec, const E& e) {
     if constexpr (requires { e.op.lower(b, static_cast<const Value*>(x)); })
       r = e.op.lower(b, static_cast<const Value*>(x));
     else
-      r = apply_hlo(b, Op::hlo, Op::name, x, n);
-    return convert_to(b, r, dtype_of<V>());
+      r = k.apply_hlo(b, Op::hlo, Op::name, x, n);
+    return k.convert_to(b, r, dtype_of<V>());
   } else if constexpr (requires { e.mask; }) {  // ReduceNode
     using Op = node_op_t<E>;
     using In = typename E::input_type;
     using Acc = typename Op::template acc<In>;
-    const auto rop = reduce_op_for(Op::hlo, Op::name);
-    Value x = convert_to(b, lower(em, leaf, prec, e.arg), dtype_of<Acc>());
+    Value x = k.convert_to(b, lower(em, leaf, prec, e.arg), dtype_of<Acc>());
     const auto dims = mask_dims(e.mask, e.arg.shape().size());
     int64_t count = 1;
     for (int64_t d : dims) count *= x.dims[static_cast<size_t>(d)];
-    Value r = b.reduce(x, reduce_identity(b, rop, x.dtype), rop, dims);
+    Value r = k.reduce(b, x, Op::hlo, Op::name, dims);
     if constexpr (requires { Op::lower_finalize(b, r, count); }) r = Op::lower_finalize(b, r, count);
-    r = convert_to(b, r, dtype_of<V>());
-    return r.dims == out ? r : b.reshape(r, out);
+    return k.reshape_to(b, k.convert_to(b, r, dtype_of<V>()), out);
   } else if constexpr (requires { e.dim; e.keepdim; }) {  // ArgReduceNode
     using Op = node_op_t<E>;
     Value x = lower(em, leaf, prec, e.arg);
-    Value r = lower_argreduce(b, x, e.dim, Op::hlo == "stablehlo.maximum");
-    return r.dims == out ? r : b.reshape(r, out);
+    return k.reshape_to(b, k.argreduce(b, x, e.dim, Op::hlo == "stablehlo.maximum"), out);
   } else if constexpr (requires { e.dim; }) {  // SoftmaxNode
     constexpr ScalarType c = dtype_of<opmath_t<V>>();
-    Value x = convert_to(b, lower(em, leaf, prec, e.arg), c);
-    return convert_to(b, lower_softmax(b, x, e.dim, E::name == "log_softmax"), dtype_of<V>());
+    Value x = k.convert_to(b, lower(em, leaf, prec, e.arg), c);
+    return k.convert_to(b, k.softmax(b, x, e.dim, E::name == "log_softmax"), dtype_of<V>());
   } else {  // ContractNode
     constexpr ScalarType acc = dtype_of<opmath_t<V>>();
-    Value a = convert_to(b, lower(em, leaf, prec, e.a), dtype_of<V>());
-    Value c = convert_to(b, lower(em, leaf, prec, e.b), dtype_of<V>());
-    Value r = lower_matmul(b, a, c, to_vec(e.batch), e.m, e.k, e.n, out, prec, acc);
-    return convert_to(b, r, dtype_of<V>());
+    Value a = k.convert_to(b, lower(em, leaf, prec, e.a), dtype_of<V>());
+    Value c = k.convert_to(b, lower(em, leaf, prec, e.b), dtype_of<V>());
+    Value r = k.matmul(b, a, c, to_vec(e.batch), e.m, e.k, e.n, out, prec, acc);
+    return k.convert_to(b, r, dtype_of<V>());
   }
 }
 
@@ -336,28 +345,39 @@ std::string_view node_name(const E& e) {
   else return "matmul";
 }
 
+/// The untyped half of `record` (the runtime table's `record`).
+inline std::shared_ptr<DeviceArray> record_statement(const std::shared_ptr<PendingGraph>& g, RecordRequest& r) {
+  std::lock_guard<std::recursive_mutex> lock(g->mutex());  // make_room → collect → record
+  g->make_room();
+  Statement st;
+  st.sig = r.type_name;
+  st.sig += '|';
+  st.sig += dtype_name(r.dtype);
+  append_dims(st.sig, *r.out);
+  st.sig += static_cast<char>('0' + static_cast<int>(r.prec));
+  r.walk(r.expr, *g, st.inputs, st.sig);
+  st.op_name = r.op_name;
+  st.emit = std::move(r.emit);
+  return g->record(std::move(st), r.dtype, to_vec(*r.out), r.run_now);
+}
+
 /// Records `e`, converted to T and broadcast to `out`, as one statement on graph `g`.
 template <element T, expression E>
 std::shared_ptr<DeviceArray> record(const std::shared_ptr<PendingGraph>& g, const E& e, const Dims& out,
                                     bool run_now) {
-  std::lock_guard<std::recursive_mutex> lock(g->mutex());  // make_room → collect → record
-  g->make_room();
-  Statement st;
-  st.sig = typeid(E).name();
-  st.sig += '|';
-  st.sig += dtype_name(dtype_of<T>());
-  append_dims(st.sig, out);
   const stablehlo::Precision prec = matmul_precision();
-  st.sig += static_cast<char>('0' + static_cast<int>(prec));
-  collect(*g, st.inputs, st.sig, e);
-  st.op_name = node_name(e);
-  std::vector<int64_t> out_dims = to_vec(out);
-  st.emit = [e, out_dims, prec](Emitter& em) {
-    size_t leaf = 0;
-    Value v = lower(em, leaf, prec, e);
-    return broadcast_to(em.builder(), convert_to(em.builder(), v, dtype_of<T>()), out_dims);
-  };
-  return g->record(std::move(st), dtype_of<T>(), std::move(out_dims), run_now);
+  RecordRequest r{typeid(E).name(), node_name(e), dtype_of<T>(), &out, prec, run_now,
+                  [](const void* x, PendingGraph& pg, std::vector<Ref>& in, std::string& sig) {
+                    collect(pg, in, sig, *static_cast<const E*>(x));
+                  },
+                  &e,
+                  [e, out_dims = to_vec(out), prec](Emitter& em) {
+                    size_t leaf = 0;
+                    Value v = lower(em, leaf, prec, e);
+                    const Runtime& k = runtime();
+                    return k.broadcast_to(em.builder(), k.convert_to(em.builder(), v, dtype_of<T>()), out_dims);
+                  }};
+  return runtime().record(g, r);
 }
 
 /// A tensor viewing the whole of `arr`.
@@ -368,7 +388,7 @@ Tensor<T> wrap(std::shared_ptr<DeviceArray> arr) {
   s->nbytes = static_cast<size_t>(arr->numel()) * sizeof(T);
   StorageImpl* raw = s.get();  // the storage owns the callback, so the pointer outlives it
   s->download = [raw](void* dst) {
-    download(std::static_pointer_cast<DeviceArray>(raw->device_handle), dst, raw->nbytes);
+    runtime().download(std::static_pointer_cast<DeviceArray>(raw->device_handle), dst, raw->nbytes);
   };
   Dims dims;
   for (int64_t d : arr->dims) dims.push_back(d);
@@ -443,18 +463,19 @@ void device_materialize(Tensor<T, R>& dest, const E& e) {
     // Only the destination is on a device: compute on the cpu, then upload into it.
     Tensor<T> host = Tensor<T>::empty(dest.sizes());
     host.copy_(e);
-    dest.copy_(host.to(dest.device()));
+    std::vector<int64_t> dims(host.sizes().begin(), host.sizes().end());
+    dest.copy_(dd::wrap<T>(dd::runtime().upload(host.data_ptr(), host.dtype(), std::move(dims), dest.device())));
     return;
   }
   if (dest.defined() && dest.device().is_cpu()) {
     // Device result copied into cpu memory: an explicit observation.
-    auto g = device::graph_for(*dev);
+    auto g = dd::runtime().graph_for(*dev);
     Tensor<typename E::value_type> r = dd::wrap<typename E::value_type>(dd::run_expression<typename E::value_type>(g, e, e.shape()));
     dest.copy_(r.cpu());
     return;
   }
   if (dest.defined() && dest.device() != *dev) throw dd::mixed_devices(dest.device(), *dev);
-  auto g = device::graph_for(*dev);
+  auto g = dd::runtime().graph_for(*dev);
   if (!dest.defined()) {
     dest = Tensor<T, R>(dd::wrap<T>(dd::run_expression<T>(g, e, e.shape())));
     return;
@@ -487,4 +508,35 @@ Tensor<T, R> Tensor<T, R>::to(const Device& device) const {
   return Tensor<T, R>(device::detail::wrap<T>(device::upload(host.data_ptr(), dtype(), dims, device)));
 }
 
+// ---- the runtime table (device/graph.hpp) ---------------------------------------------------
+
+namespace device::detail {
+
+inline void install_runtime() {
+  static const Runtime table{
+      &device::graph_for,
+      [](PendingGraph& g) { g.flush_locked_now(); },
+      &record_statement,
+      &device::upload,
+      &device::download,
+      &device::check_view,
+      &device::view_of,
+      [](Emitter& em, double v, ScalarType t, std::vector<int64_t> dims) {
+        return em.builder().constant(v, t, std::move(dims));
+      },
+      &convert_to,
+      &broadcast_to,
+      [](Builder& b, const Value& v, const std::vector<int64_t>& dims) {
+        return v.dims == dims ? v : b.reshape(v, dims);
+      },
+      &apply_hlo,
+      &lower_reduce,
+      &lower_argreduce,
+      &lower_softmax,
+      &lower_matmul,
+  };
+  runtime_slot.store(&table, std::memory_order_release);
+}
+
+}  // namespace device::detail
 }  // namespace torchtpu

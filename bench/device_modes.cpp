@@ -15,7 +15,7 @@
 #include <string>      // std::string
 #include <vector>      // std::vector
 
-#include <torchtpu/torchtpu.hpp>  // Tensor, modes, accelerator
+#include <torchtpu/device.hpp>  // Tensor, modes, accelerator, the device runtime
 
 using namespace torchtpu;
 

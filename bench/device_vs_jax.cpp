@@ -9,7 +9,7 @@
 #include <cstdlib>    // std::atoi
 #include <vector>     // std::vector
 
-#include <torchtpu/torchtpu.hpp>  // Tensor, sync, accelerator
+#include <torchtpu/device.hpp>  // Tensor, sync, accelerator, the device runtime
 
 using namespace torchtpu;
 

@@ -7,7 +7,8 @@
 #include "core/factories.hpp"  // zeros, ones, arange, rand, ...
 #include "core/format.hpp"     // fmt::formatter for tensors and expressions
 #include "core/tensor.hpp"     // Tensor
-#include "device/factories.hpp"  // zeros(shape, device), ...; Tensor::to(device); accelerator, modes
+#include "device/factories.hpp"  // zeros(shape, device), ...; Tensor::to(device)
+#include "device/modes.hpp"      // execution modes, matmul precision (PJRT devices)
 #include "ops/arith.hpp"       // add, sub, mul, div, floor_divide, remainder, pow, ...
 #include "ops/compare.hpp"     // eq, lt, logical_*, where, to<U>
 #include "ops/matmul.hpp"      // matmul, bmm, linear

@@ -8,7 +8,7 @@
 #include <string>   // std::string
 #include <vector>   // std::vector
 
-#include <torchtpu/torchtpu.hpp>  // Tensor, Device, ...
+#include <torchtpu/device.hpp>  // Tensor, Device, the device runtime, ...
 
 namespace tt = torchtpu;
 

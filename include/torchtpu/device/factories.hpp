@@ -3,14 +3,14 @@
 #pragma once
 #include "../core/device.hpp"     // Device
 #include "../core/factories.hpp"  // the cpu factories, Generator
-#include "../ops/methods.hpp"     // Tensor::to (via fuse/materialize.hpp → device/lower.hpp)
+#include "../ops/methods.hpp"     // Tensor::to (via fuse/materialize.hpp → device/frontend.hpp)
 
 namespace torchtpu {
 
-/// Factories on a device. **Errors:** as the cpu factory; DeviceUnavailable (no plugin) or
+/// Factories on a device: made on the cpu, then copied to `device` (one upload). A PJRT
+/// device needs the device runtime (`#include <torchtpu/device.hpp>` in one translation unit).
+/// **Errors:** as the cpu factory; DeviceUnavailable (no plugin, or no device runtime) or
 /// IndexError (no such device index) for the device. **Devices:** any.
-/// Factories on a device: made on the cpu, then copied to `device` (one upload).
-/// **Errors:** as the cpu factory; DeviceUnavailable / IndexError for the device.
 template <element T = float> Tensor<T> empty(const Dims& shape, const Device& device) {
   return Tensor<T>::empty(shape).to(device);
 }

@@ -1,13 +1,12 @@
 // torchtpu/device/graph.hpp — the non-template runtime behind tensors on PJRT devices: device
-// arrays (the storage of a device tensor), execution modes, the deferred graph ("defer and
-// fuse") that collects statements until a value is observed, and the PJRT round trip
-// (StableHLO text → compilation cache → execute).
+// arrays (the storage of a device tensor), the deferred graph ("defer and fuse") that collects
+// statements until a value is observed, and the PJRT round trip (StableHLO text → compilation
+// cache → execute). Execution modes are in device/modes.hpp.
 //
-// The template front end (device/lower.hpp) turns an expression into one `Statement`: its
+// device/lower.hpp turns an expression tree (device/frontend.hpp) into one `Statement`: its
 // device inputs, a compact signature and a closure that emits it into a stablehlo::Builder.
-// Everything here is ordinary `inline` code, compiled once, never per expression (STYLE.md §3).
-// The front end reaches it only through the `detail::Runtime` table that `graph_for` fills,
-// so a TU that only materializes cpu expressions emits none of it (plugin, compiler, cache).
+// Everything here is ordinary `inline` code, compiled once, never per expression (STYLE.md §3),
+// and only in translation units that include <torchtpu/device.hpp>.
 #pragma once
 #include <algorithm>      // std::sort, std::stable_sort
 #include <atomic>         // std::atomic
@@ -29,109 +28,10 @@
 #include "../core/errors.hpp"   // DeviceError, DeviceUnavailable, ValueError, ...
 #include "../core/shape.hpp"    // Dims
 #include "pjrt/cache.hpp"       // pjrt::CompilationCache, Client, Buffer, Executable
+#include "modes.hpp"            // ExecutionMode, matmul_precision, max_deferred_statements
 #include "stablehlo.hpp"        // stablehlo::Builder, Value, Precision
 
 namespace torchtpu {
-
-// ---- execution modes ------------------------------------------------------------------
-
-/// How expressions on PJRT devices execute (DESIGN.md §5).
-///
-/// - `Debug`: every op is its own executable, run and awaited at the statement that contains
-///   it; a device error names the op.
-/// - `Strict`: every op is its own executable, dispatched at its statement. (The PJRT wrapper
-///   awaits each execution, so today strict differs from debug only in error wrapping.)
-/// - `Fused` (default): a whole expression is one program, and statements are deferred into
-///   one graph that is compiled once (cached) and run when a value is observed (`.cpu()`,
-///   `item()`, printing), at `torchtpu::sync()`, or when the graph reaches
-///   `max_deferred_statements()`.
-///
-/// **Devices:** on the cpu every mode uses compile-time fusion within each expression (the
-/// CPU engine is eager per statement), so all modes give bit-identical cpu results. On PJRT
-/// devices the modes agree within the tolerance of the device's arithmetic (docs/devices.md).
-enum class ExecutionMode { Debug, Strict, Fused };
-
-constexpr std::string_view execution_mode_name(ExecutionMode m) {
-  return m == ExecutionMode::Debug ? "debug" : m == ExecutionMode::Strict ? "strict" : "fused";
-}
-
-/// "debug", "strict" or "fused". **Errors:** ValueError listing the accepted names.
-inline ExecutionMode parse_execution_mode(std::string_view s) {
-  if (s == "debug") return ExecutionMode::Debug;
-  if (s == "strict") return ExecutionMode::Strict;
-  if (s == "fused") return ExecutionMode::Fused;
-  throw ValueError("invalid execution mode '" + std::string(s) +
-                   "': expected one of \"debug\", \"strict\", \"fused\"");
-}
-
-namespace detail {
-inline std::atomic<int>& execution_mode_slot() {
-  static std::atomic<int> mode{static_cast<int>(ExecutionMode::Fused)};
-  return mode;
-}
-inline std::atomic<int>& matmul_precision_slot() {
-  static std::atomic<int> p{static_cast<int>(stablehlo::Precision::Default)};
-  return p;
-}
-inline std::atomic<int64_t>& max_deferred_slot() {
-  static std::atomic<int64_t> n{1024};
-  return n;
-}
-}  // namespace detail
-
-/// The process-wide execution mode (default `Fused`).
-inline ExecutionMode execution_mode() noexcept {
-  return static_cast<ExecutionMode>(detail::execution_mode_slot().load());
-}
-/// Sets the process-wide mode. Statements already deferred stay deferred until observed;
-/// call `sync()` first to run them under the old mode.
-inline void set_execution_mode(ExecutionMode m) noexcept {
-  detail::execution_mode_slot().store(static_cast<int>(m));
-}
-
-/// Sets a mode for the lifetime of the guard and restores the previous one. Not a
-/// per-thread setting: guards on several threads at once interleave.
-class ExecutionModeGuard {
- public:
-  explicit ExecutionModeGuard(ExecutionMode m) : saved_(execution_mode()) { set_execution_mode(m); }
-  ~ExecutionModeGuard() { set_execution_mode(saved_); }
-  ExecutionModeGuard(const ExecutionModeGuard&) = delete;
-  ExecutionModeGuard& operator=(const ExecutionModeGuard&) = delete;
-
- private:
-  ExecutionMode saved_;
-};
-
-/// Operand precision of matrix products on PJRT devices (`stablehlo.dot_general`). On TPU,
-/// `Default` multiplies f32 operands rounded to bf16 with f32 accumulation; `Highest` is
-/// f32-exact. Not used on the cpu (always full precision there).
-using MatmulPrecision = stablehlo::Precision;
-
-inline MatmulPrecision matmul_precision() noexcept {
-  return static_cast<MatmulPrecision>(detail::matmul_precision_slot().load());
-}
-inline void set_matmul_precision(MatmulPrecision p) noexcept {
-  detail::matmul_precision_slot().store(static_cast<int>(p));
-}
-/// Scoped `set_matmul_precision`.
-class MatmulPrecisionGuard {
- public:
-  explicit MatmulPrecisionGuard(MatmulPrecision p) : saved_(matmul_precision()) { set_matmul_precision(p); }
-  ~MatmulPrecisionGuard() { set_matmul_precision(saved_); }
-  MatmulPrecisionGuard(const MatmulPrecisionGuard&) = delete;
-  MatmulPrecisionGuard& operator=(const MatmulPrecisionGuard&) = delete;
-
- private:
-  MatmulPrecision saved_;
-};
-
-/// The size bound of the deferred graph, in statements (default 1024): recording one more
-/// runs the graph first. **Errors:** ValueError for n < 1.
-inline int64_t max_deferred_statements() noexcept { return detail::max_deferred_slot().load(); }
-inline void set_max_deferred_statements(int64_t n) {
-  if (n < 1) throw ValueError("set_max_deferred_statements: n must be >= 1, got " + std::to_string(n));
-  detail::max_deferred_slot().store(n);
-}
 
 namespace device {
 
@@ -171,59 +71,6 @@ struct Ref {
 
 class Emitter;
 
-namespace detail {
-/// A statement as the typed walk describes it to `Runtime::record` (device/lower.hpp): the
-/// runtime takes the graph's lock, makes room, then calls `walk(expr, ...)` for the inputs
-/// and the run-time part of the signature.
-struct RecordRequest {
-  const char* type_name;  ///< typeid of the expression: its structure
-  std::string_view op_name;
-  ScalarType dtype;
-  const Dims* out;
-  stablehlo::Precision prec;
-  bool run_now;
-  void (*walk)(const void* expr, PendingGraph&, std::vector<Ref>&, std::string&);
-  const void* expr;
-  std::function<stablehlo::Value(Emitter&)> emit;
-};
-
-/// The heavy half of the device runtime (plugin loading, compilation, execution, transfers),
-/// reached from the template front end only through these pointers, so that a TU that merely
-/// materializes expressions does not emit it. `graph_for`, the one door to every PJRT
-/// object, fills the table (`install_runtime`); a device tensor implies it is filled.
-///
-/// The lowering primitives (device/lower.hpp) are here too: the typed walk calls them so
-/// that it emits no StableHLO builder code of its own (only ops' hooks use the builder).
-struct Runtime {
-  using Builder = stablehlo::Builder;
-  using Value = stablehlo::Value;
-  using Vec = std::vector<int64_t>;
-  std::shared_ptr<PendingGraph> (*graph_for)(const Device&);
-  void (*flush_locked)(PendingGraph&);
-  std::shared_ptr<DeviceArray> (*record)(const std::shared_ptr<PendingGraph>&, RecordRequest&);
-  std::shared_ptr<DeviceArray> (*upload)(const void*, ScalarType, Vec, const Device&);
-  void (*download)(const std::shared_ptr<DeviceArray>&, void*, size_t);
-  void (*check_view)(ScalarType, const Vec&, const Dims&, const Dims&, int64_t);
-  Value (*view_of)(Builder&, const Value&, const Dims&, const Dims&, int64_t);
-  Value (*constant)(Emitter&, double, ScalarType, Vec);
-  Value (*convert_to)(Builder&, const Value&, ScalarType);
-  Value (*broadcast_to)(Builder&, const Value&, const Vec&);
-  Value (*reshape_to)(Builder&, const Value&, const Vec&);  ///< no-op when already `dims`
-  Value (*apply_hlo)(Builder&, std::string_view, std::string_view, const Value*, size_t);
-  Value (*reduce)(Builder&, const Value&, std::string_view, std::string_view, const Vec&);
-  Value (*argreduce)(Builder&, Value, int, bool);
-  Value (*softmax)(Builder&, const Value&, int, bool);
-  Value (*matmul)(Builder&, Value, Value, const Vec&, int64_t, int64_t, int64_t, const Vec&,
-                  stablehlo::Precision, ScalarType);
-};
-inline std::atomic<const Runtime*> runtime_slot{nullptr};
-/// The installed runtime. **Errors:** DeviceError when no device object exists yet.
-inline const Runtime& runtime() {
-  const Runtime* r = runtime_slot.load(std::memory_order_acquire);
-  if (!r) throw DeviceError(13, "internal: device runtime used before any device object exists");
-  return *r;
-}
-}  // namespace detail
 
 /// One recorded statement: `out = f(inputs)` where `emit` builds `f` in StableHLO.
 struct Statement {
@@ -513,7 +360,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
   }
 
  private:
-  void flush_locked() { detail::runtime().flush_locked(*this); }
+  void flush_locked() { flush_locked_now(); }
 
   mutable std::recursive_mutex mu_;
   std::shared_ptr<pjrt::Client> client_;
@@ -553,7 +400,7 @@ inline void download(const std::shared_ptr<DeviceArray>& a, void* dst, size_t by
 inline std::shared_ptr<PendingGraph> graph_for(const Device& d);
 
 namespace detail {
-/// Fills `runtime_slot` (idempotent; defined at the end of device/lower.hpp).
+/// Fills the front end's `device_hooks_slot` (idempotent; defined at the end of device/lower.hpp).
 inline void install_runtime();
 }  // namespace detail
 
@@ -769,15 +616,6 @@ inline void check_view(ScalarType dtype, const std::vector<int64_t>& base_dims, 
 }
 
 }  // namespace device
-
-// ---- observation points -------------------------------------------------------------------
-
-/// Runs every deferred statement on every PJRT device now (fused mode's explicit flush).
-/// Statements whose results are no longer referenced are dropped without running.
-/// **Errors:** DeviceError from compilation or execution.
-inline void sync() {
-  for (auto& g : device::all_graphs()) g->flush();
-}
 
 // ---- accelerator queries -----------------------------------------------------------------
 

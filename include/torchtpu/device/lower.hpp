@@ -1,35 +1,37 @@
-// torchtpu/device/lower.hpp — the thin template front end of PJRT devices: walks an expression
-// once to collect its device inputs and signature, and records a statement whose closure
-// emits it as StableHLO (device/graph.hpp runs it). Also `Tensor::to(Device)`.
-//
-// The typed walk calls the runtime and the builder helpers only through `runtime()` (the
-// table `graph_for` fills, defined at the end of this file): every TU instantiates this front
-// end for its expressions, and only TUs that create device tensors emit the runtime itself.
+// torchtpu/device/lower.hpp — the device runtime's lowering: turns an `ExprTree` (the plain-data
+// form of an expression, device/frontend.hpp) into a statement of the deferred graph — its
+// device inputs, a signature and a closure that emits it as StableHLO — under the execution
+// mode (fused: one statement per expression; strict/debug: one per op, run now). Installs the
+// `DeviceHooks` table the typed front end calls. Non-template code, compiled only in
+// translation units that include <torchtpu/device.hpp>.
 //
 // Op knowledge stays in the op structs (STYLE.md §4): an op lowers through its `hlo` name
 // ("stablehlo.add" → add, "chlo.erf" → erf, "EQ".."GE" → compare, "stablehlo.select",
 // "stablehlo.convert"), or through its own hook when the mapping is not 1:1:
 //   `template <class B, class V> V lower(B& b, const V* x) const;`
 // where `x` are the operands already converted to the op's compute dtype and broadcast to the
-// result shape (B = stablehlo::Builder, V = stablehlo::Value). A reduction may add
+// result shape (B = ConstantHoistingBuilder, V = stablehlo::Value). A reduction may add
 //   `template <class B, class V> static V lower_finalize(B& b, const V& acc, int64_t count);`
+// Hooks are found by op name in tables built here from the list of op structs (`op_hooks`):
+// an op struct with a hook must be listed there.
 #pragma once
-#include <cstdint>      // int64_t
-#include <cstring>      // std::memcpy
-#include <limits>       // std::numeric_limits
-#include <string>       // std::string
-#include <string_view>  // std::string_view
-#include <tuple>        // std::apply
-#include <type_traits>  // std::is_empty_v
-#include <typeinfo>     // typeid
-#include <vector>       // std::vector
+#include <array>          // std::array
+#include <bit>            // std::bit_cast
+#include <cstdint>        // int64_t
+#include <cstring>        // std::memcpy
+#include <limits>         // std::numeric_limits
+#include <memory>         // std::shared_ptr
+#include <string>         // std::string
+#include <string_view>    // std::string_view
+#include <unordered_map>  // std::unordered_map
+#include <vector>         // std::vector
 
-#include "../core/tensor.hpp"         // Tensor
-#include "../expr/nodes.hpp"          // node types
-#include "../fuse/materialize.hpp"    // evaluate_new (cpu side of cross-device copies)
-#include "../ops/traits.hpp"          // operand, ScalarNode
-#include "dispatch.hpp"               // for_each_tensor_leaf, device_materialize
-#include "graph.hpp"                  // PendingGraph, Statement, Emitter, upload, view_of
+#include "../ops/arith.hpp"    // op structs (hooks)
+#include "../ops/compare.hpp"  // op structs (hooks)
+#include "../ops/reduce.hpp"   // op structs (hooks)
+#include "../ops/unary.hpp"    // op structs (hooks)
+#include "frontend.hpp"        // ExprTree, DeviceHooks
+#include "graph.hpp"           // PendingGraph, Statement, Emitter, upload, view_of
 
 namespace torchtpu {
 namespace device::detail {
@@ -179,38 +181,82 @@ inline Value lower_matmul(Builder& b, Value a, Value c, const std::vector<int64_
   return r.dims == out ? r : b.reshape(r, out);
 }
 
-inline ValueError mixed_devices(const Device& a, const Device& b) {
-  return ValueError("Expected all tensors to be on the same device, but found at least two devices, " +
-                    a.str() + " and " + b.str() + "!");
+// ---- op hooks, by name ---------------------------------------------------------------------
+
+using MapHook = Value (*)(ConstantHoistingBuilder&, const std::string& state, const Value* x);
+using FinalizeHook = Value (*)(ConstantHoistingBuilder&, const Value& acc, int64_t count);
+
+/// The op struct back from the bytes `add_to_tree` stored (default-constructed when empty).
+template <class Op>
+Op op_from_bytes(const std::string& state) {
+  if constexpr (std::is_empty_v<Op>) {
+    return Op{};
+  } else {
+    std::array<char, sizeof(Op)> raw{};
+    if (state.size() != sizeof(Op))
+      throw DeviceError(13, "internal: op '" + std::string(Op::name) + "' state has the wrong size");
+    std::memcpy(raw.data(), state.data(), sizeof(Op));
+    return std::bit_cast<Op>(raw);
+  }
 }
 
-// ---- template front end -------------------------------------------------------------------
+template <class Op>
+Value map_hook(ConstantHoistingBuilder& b, const std::string& state, const Value* x) {
+  return op_from_bytes<Op>(state).lower(b, x);
+}
+template <class Op>
+Value finalize_hook(ConstantHoistingBuilder& b, const Value& acc, int64_t count) {
+  return Op::lower_finalize(b, acc, count);
+}
 
-template <class E> inline constexpr bool is_scalar_node = false;
-template <class E> struct node_op {};
-template <class Op, class X> struct node_op<ReduceNode<Op, X>> { using type = Op; };
-template <class Op, class X> struct node_op<ArgReduceNode<Op, X>> { using type = Op; };
-template <class E> using node_op_t = typename node_op<E>::type;
-template <class S> inline constexpr bool is_scalar_node<ScalarNode<S>> = true;
+struct OpHooks {
+  std::unordered_map<std::string_view, MapHook> map;
+  std::unordered_map<std::string_view, FinalizeHook> finalize;
+};
+
+template <class... Ops>
+OpHooks collect_hooks() {
+  OpHooks h;
+  auto one = [&h]<class Op>(std::type_identity<Op>) {
+    if constexpr (requires(ConstantHoistingBuilder& b, const Value* x) { std::declval<const Op&>().lower(b, x); })
+      if (!h.map.emplace(Op::name, &map_hook<Op>).second)
+        throw DeviceError(13, "internal: two ops named '" + std::string(Op::name) + "' have lowering hooks");
+    if constexpr (requires(ConstantHoistingBuilder& b, const Value& v) { Op::lower_finalize(b, v, int64_t{1}); })
+      h.finalize.emplace(Op::name, &finalize_hook<Op>);
+  };
+  (one(std::type_identity<Ops>{}), ...);
+  return h;
+}
+
+/// Every op struct of ops/ (the ones without hooks are harmless here).
+inline const OpHooks& op_hooks() {
+  static const OpHooks h = collect_hooks<
+      AddOp, SubOp, MulOp, DivOp, FloorDivideOp, RemainderOp, PowOp, MinimumOp, MaximumOp, EqOp, NeOp, LtOp,
+      LeOp, GtOp, GeOp, LogicalAndOp, LogicalOrOp, LogicalNotOp, BitwiseAndOp, BitwiseOrOp, BitwiseNotOp, WhereOp,
+      SumOp, MeanOp, ProdOp, MaxOp, MinOp, AnyOp, AllOp, ArgMaxOp, ArgMinOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp,
+      Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, TanhOp, ErfOp, SigmoidOp, ReluOp, GeluOp, SiluOp, ClampOp,
+      HardswishOp, HardsigmoidOp>();
+  return h;
+}
+
+// ---- the tree: device, signature, inputs, lowering ----------------------------------------
 
 /// The device an expression runs on: its device tensors must agree; rank-0 cpu tensors may
 /// join (uploaded, as PyTorch allows cpu scalars); other cpu tensors are an error.
-template <expression E>
-std::optional<Device> expression_device(const E& e) {
+inline std::optional<Device> tree_device(const ExprTree& t) {
   std::optional<Device> dev, cpu_seen;
-  torchtpu::detail::for_each_tensor_leaf(e, [&](const auto& t) {
-    if (!t.defined()) throw ValueError("expression has an undefined tensor operand");
-    const Device d = t.device();
-    if (d.is_cpu()) {
-      if (t.dim() == 0) return;
-      if (dev) throw mixed_devices(*dev, d);
-      cpu_seen = d;
+  for (const TreeLeaf& l : t.leaves) {
+    if (!l.storage) throw ValueError("expression has an undefined tensor operand");
+    if (l.device.is_cpu()) {
+      if (l.sizes.size() == 0) continue;
+      if (dev) throw mixed_devices(*dev, l.device);
+      cpu_seen = l.device;
     } else {
-      if (cpu_seen) throw mixed_devices(*cpu_seen, d);
-      if (dev && *dev != d) throw mixed_devices(*dev, d);
-      dev = d;
+      if (cpu_seen) throw mixed_devices(*cpu_seen, l.device);
+      if (dev && *dev != l.device) throw mixed_devices(*dev, l.device);
+      dev = l.device;
     }
-  });
+  }
   return dev;
 }
 
@@ -224,318 +270,219 @@ inline void append_dims(std::string& s, const Dims& d) {
   s += ']';
 }
 
-/// Walk 1: device inputs (in leaf order) and the run-time part of the signature.
-template <expression E>
-void collect(PendingGraph& g, std::vector<Ref>& inputs, std::string& sig, const E& e) {
-  if constexpr (tensor_handle<E>) {
-    std::shared_ptr<DeviceArray> arr;
-    if (e.device().is_cpu()) {  // rank-0 cpu tensor joining a device expression
-      auto v = e.contiguous();
-      arr = runtime().upload(v.data_ptr(), e.dtype(), {}, g.device());
-    } else {
-      arr = std::static_pointer_cast<DeviceArray>(e.storage()->device_handle);
+/// The structure of `t` (everything but the leaves' data): equal signatures emit equal text.
+inline void append_tree_sig(std::string& s, const ExprTree& t) {
+  for (const TreeNode& n : t.nodes) {
+    s += static_cast<char>('a' + static_cast<int>(n.kind));
+    s += static_cast<char>('0' + static_cast<int>(n.dtype));
+    s += static_cast<char>('0' + static_cast<int>(n.compute));
+    s.append(n.name);
+    s += '/';
+    s.append(n.hlo);
+    s += '/';
+    s += std::to_string(n.op_state.size()) + ':' + n.op_state;
+    append_dims(s, n.shape);
+    for (int c : n.children) s += std::to_string(c) + ',';
+    s += n.promote_first_to_bool ? 'p' : '-';
+    s += n.keepdim ? 'k' : 'r';
+    s += n.log ? 'l' : '-';
+    append_bytes(s, n.mask);
+    append_bytes(s, n.dim);
+    append_bytes(s, n.scalar);
+    s += std::to_string(n.leaf);
+    if (n.kind == TreeNode::Kind::Contract) {
+      append_dims(s, n.batch);
+      append_bytes(s, n.m);
+      append_bytes(s, n.k);
+      append_bytes(s, n.n);
     }
-    if (!e.device().is_cpu()) runtime().check_view(arr->dtype, arr->dims, e.sizes(), e.strides(), e.storage_offset());
+    s += ';';
+  }
+  s += 'R' + std::to_string(t.root);
+}
+
+/// The statement's inputs, one per leaf in order (uploading rank-0 cpu tensors), and the
+/// leaves' part of the signature.
+inline void collect_inputs(PendingGraph& g, const ExprTree& t, std::vector<Ref>& inputs, std::string& sig) {
+  for (const TreeLeaf& l : t.leaves) {
+    std::shared_ptr<DeviceArray> arr;
+    if (l.device.is_cpu()) {  // rank-0 cpu tensor joining a device expression
+      const char* p = static_cast<const char*>(l.storage->data) + l.offset * static_cast<int64_t>(dtype_size(l.dtype));
+      arr = upload(p, l.dtype, {}, g.device());
+    } else {
+      arr = std::static_pointer_cast<DeviceArray>(l.storage->device_handle);
+      if (!arr) throw ValueError("device tensor on " + l.device.str() + " has no device buffer");
+      check_view(arr->dtype, arr->dims, l.sizes, l.strides, l.offset);
+    }
     inputs.push_back(g.ref_for(*arr));
     sig += 'L';
     append_dims(sig, Dims(arr->dims.begin(), arr->dims.end()));
-    append_dims(sig, e.sizes());
-    append_dims(sig, e.strides());
-    sig += std::to_string(e.device().is_cpu() ? 0 : e.storage_offset());
-  } else if constexpr (is_scalar_node<E>) {
-    sig += 'S';
-    append_bytes(sig, e.value);
-  } else if constexpr (requires { e.args; }) {
-    using Op = std::decay_t<decltype(e.op)>;
-    if constexpr (!requires(Builder& b, const Value* x) { std::declval<const Op&>().lower(b, x); })
-      if (Op::hlo.empty())  // say so at the statement, not at the flush
-        throw UnsupportedOperator("op '" + std::string(Op::name) +
-                                  "' has no StableHLO lowering on PJRT devices yet (" + g.device().str() + ")");
-    if constexpr (!std::is_empty_v<Op>) append_bytes(sig, e.op);
-    std::apply([&](const auto&... a) { (collect(g, inputs, sig, a), ...); }, e.args);
-  } else if constexpr (requires { e.arg; }) {
-    if constexpr (requires { e.mask; }) {
-      append_bytes(sig, e.mask);
-      sig += e.keepdim ? 'k' : 'r';
-    } else {
-      append_bytes(sig, e.dim);
-      if constexpr (requires { e.keepdim; }) sig += e.keepdim ? 'k' : 'r';
-    }
-    collect(g, inputs, sig, e.arg);
-  } else {
-    collect(g, inputs, sig, e.a);
-    collect(g, inputs, sig, e.b);
+    append_dims(sig, l.sizes);
+    append_dims(sig, l.strides);
+    sig += std::to_string(l.device.is_cpu() ? 0 : l.offset);
   }
 }
 
-/// Walk 2 (inside the statement's closure): emits `e`; the result has e's dtype and shape.
-template <expression E>
-Value lower(Emitter& em, size_t& leaf, stablehlo::Precision prec, const E& e) {
+/// Emits node `idx` of `t`; the result has the node's dtype and shape.
+inline Value lower_node(Emitter& em, const ExprTree& t, int idx, stablehlo::Precision prec) {
   auto& b = em.builder();  // constants through the hoisting builder (also in op hooks)
-  const Runtime& k = runtime();
-  using V = typename E::value_type;
-  const std::vector<int64_t> out = to_vec(e.shape());
-  if constexpr (tensor_handle<E>) {
-    Value base = em.input(leaf++);
-    if (e.device().is_cpu()) return base;  // uploaded rank-0 scalar
-    return k.view_of(b, base, e.sizes(), e.strides(), e.storage_offset());
-  } else if constexpr (is_scalar_node<E>) {
-    return k.constant(em, static_cast<double>(opmath_t<V>(e.value)), dtype_of<V>(), out);
-  } else if constexpr (requires { e.args; }) {  // MapNode
-    using Op = std::decay_t<decltype(e.op)>;
-    constexpr ScalarType c = dtype_of<opmath_t<typename E::compute_type>>();
-    constexpr size_t n = std::tuple_size_v<decltype(e.args)>;
-    Value x[n];
-    size_t i = 0;
-    std::apply(
-        [&](const auto&... a) {
-          auto one = [&](const auto& arg) {
-            using A = std::decay_t<decltype(arg)>;
-            const ScalarType want = (i == 0 && op_promote_first<Op>() == 1) ? ScalarType::Bool : c;
-            if constexpr (is_scalar_node<A>)
-              x[i] = k.constant(em, static_cast<double>(opmath_t<typename A::value_type>(arg.value)), want, out);
-            else
-              x[i] = k.broadcast_to(b, k.convert_to(b, lower(em, leaf, prec, arg), want), out);
-            ++i;
-          };
-          (one(a), ...);
-        },
-        e.args);
-    Value r;
-    if constexpr (requires { e.op.lower(b, static_cast<const Value*>(x)); })
-      r = e.op.lower(b, static_cast<const Value*>(x));
-    else
-      r = k.apply_hlo(b, Op::hlo, Op::name, x, n);
-    return k.convert_to(b, r, dtype_of<V>());
-  } else if constexpr (requires { e.mask; }) {  // ReduceNode
-    using Op = node_op_t<E>;
-    using In = typename E::input_type;
-    using Acc = typename Op::template acc<In>;
-    Value x = k.convert_to(b, lower(em, leaf, prec, e.arg), dtype_of<Acc>());
-    const auto dims = mask_dims(e.mask, e.arg.shape().size());
-    int64_t count = 1;
-    for (int64_t d : dims) count *= x.dims[static_cast<size_t>(d)];
-    Value r = k.reduce(b, x, Op::hlo, Op::name, dims);
-    if constexpr (requires { Op::lower_finalize(b, r, count); }) r = Op::lower_finalize(b, r, count);
-    return k.reshape_to(b, k.convert_to(b, r, dtype_of<V>()), out);
-  } else if constexpr (requires { e.dim; e.keepdim; }) {  // ArgReduceNode
-    using Op = node_op_t<E>;
-    Value x = lower(em, leaf, prec, e.arg);
-    return k.reshape_to(b, k.argreduce(b, x, e.dim, Op::hlo == "stablehlo.maximum"), out);
-  } else if constexpr (requires { e.dim; }) {  // SoftmaxNode
-    constexpr ScalarType c = dtype_of<opmath_t<V>>();
-    Value x = k.convert_to(b, lower(em, leaf, prec, e.arg), c);
-    return k.convert_to(b, k.softmax(b, x, e.dim, E::name == "log_softmax"), dtype_of<V>());
-  } else {  // ContractNode
-    constexpr ScalarType acc = dtype_of<opmath_t<V>>();
-    Value a = k.convert_to(b, lower(em, leaf, prec, e.a), dtype_of<V>());
-    Value c = k.convert_to(b, lower(em, leaf, prec, e.b), dtype_of<V>());
-    Value r = k.matmul(b, a, c, to_vec(e.batch), e.m, e.k, e.n, out, prec, acc);
-    return k.convert_to(b, r, dtype_of<V>());
+  const TreeNode& n = t.nodes[static_cast<size_t>(idx)];
+  const std::vector<int64_t> out = to_vec(n.shape);
+  auto child = [&](size_t i) { return lower_node(em, t, n.children.at(i), prec); };
+  switch (n.kind) {
+    case TreeNode::Kind::Leaf: {
+      const TreeLeaf& l = t.leaves.at(static_cast<size_t>(n.leaf));
+      Value base = em.input(static_cast<size_t>(n.leaf));
+      if (l.device.is_cpu()) return base;  // uploaded rank-0 scalar
+      return view_of(b, base, l.sizes, l.strides, l.offset);
+    }
+    case TreeNode::Kind::Scalar:
+      return b.constant(n.scalar, n.dtype, out);
+    case TreeNode::Kind::Map: {
+      std::vector<Value> x(n.children.size());
+      for (size_t i = 0; i < n.children.size(); ++i) {
+        const TreeNode& c = t.nodes[static_cast<size_t>(n.children[i])];
+        const ScalarType want = (i == 0 && n.promote_first_to_bool) ? ScalarType::Bool : n.compute;
+        if (c.kind == TreeNode::Kind::Scalar) x[i] = b.constant(c.scalar, want, out);
+        else x[i] = broadcast_to(b, convert_to(b, child(i), want), out);
+      }
+      const auto& hooks = op_hooks().map;
+      const auto it = hooks.find(n.name);
+      Value r = it != hooks.end() ? it->second(b, n.op_state, x.data())
+                                  : apply_hlo(b, n.hlo, n.name, x.data(), x.size());
+      return convert_to(b, r, n.dtype);
+    }
+    case TreeNode::Kind::Reduce: {
+      Value x = convert_to(b, child(0), n.compute);
+      const auto dims = mask_dims(n.mask, t.nodes[static_cast<size_t>(n.children[0])].shape.size());
+      int64_t count = 1;
+      for (int64_t d : dims) count *= x.dims[static_cast<size_t>(d)];
+      Value r = lower_reduce(b, x, n.hlo, n.name, dims);
+      const auto& fin = op_hooks().finalize;
+      if (const auto it = fin.find(n.name); it != fin.end()) r = it->second(b, r, count);
+      r = convert_to(b, r, n.dtype);
+      return r.dims == out ? r : b.reshape(r, out);
+    }
+    case TreeNode::Kind::ArgReduce: {
+      Value r = lower_argreduce(b, child(0), n.dim, n.hlo == "stablehlo.maximum");
+      return r.dims == out ? r : b.reshape(r, out);
+    }
+    case TreeNode::Kind::Softmax: {
+      Value x = convert_to(b, child(0), n.compute);
+      return convert_to(b, lower_softmax(b, x, n.dim, n.log), n.dtype);
+    }
+    case TreeNode::Kind::Contract: {
+      Value a = convert_to(b, child(0), n.dtype);
+      Value c = convert_to(b, child(1), n.dtype);
+      Value r = lower_matmul(b, a, c, to_vec(n.batch), n.m, n.k, n.n, out, prec, n.compute);
+      return convert_to(b, r, n.dtype);
+    }
   }
+  throw DeviceError(13, "internal: unknown expression node kind");
 }
 
-template <expression E>
-std::string_view node_name(const E& e) {
-  if constexpr (tensor_handle<E>) return "copy";
-  else if constexpr (is_scalar_node<E>) return "constant";
-  else if constexpr (requires { e.op; }) return std::decay_t<decltype(e.op)>::name;
-  else if constexpr (requires { node_op_t<E>::name; }) return node_op_t<E>::name;
-  else if constexpr (requires { E::name; }) return E::name;
-  else return "matmul";
+inline std::string_view node_name(const TreeNode& n) {
+  if (n.kind == TreeNode::Kind::Leaf) return "copy";
+  if (n.kind == TreeNode::Kind::Scalar) return "constant";
+  return n.name;
 }
 
-/// The untyped half of `record` (the runtime table's `record`).
-inline std::shared_ptr<DeviceArray> record_statement(const std::shared_ptr<PendingGraph>& g, RecordRequest& r) {
+/// Says so at the statement (not at the flush) when an op has no StableHLO lowering.
+inline void check_lowerable(const ExprTree& t) {
+  for (const TreeNode& n : t.nodes)
+    if (n.kind == TreeNode::Kind::Map && n.hlo.empty() && !op_hooks().map.contains(n.name))
+      throw UnsupportedOperator("op '" + std::string(n.name) + "' has no StableHLO lowering on PJRT devices yet");
+}
+
+/// Records `t`, converted to `dtype` and broadcast to `out`, as one statement on graph `g`.
+inline std::shared_ptr<DeviceArray> record_tree(const std::shared_ptr<PendingGraph>& g,
+                                                std::shared_ptr<const ExprTree> t, ScalarType dtype, const Dims& out,
+                                                bool run_now) {
+  check_lowerable(*t);
+  const stablehlo::Precision prec = matmul_precision();
   std::lock_guard<std::recursive_mutex> lock(g->mutex());  // make_room → collect → record
   g->make_room();
   Statement st;
-  st.sig = r.type_name;
+  append_tree_sig(st.sig, *t);
   st.sig += '|';
-  st.sig += dtype_name(r.dtype);
-  append_dims(st.sig, *r.out);
-  st.sig += static_cast<char>('0' + static_cast<int>(r.prec));
-  r.walk(r.expr, *g, st.inputs, st.sig);
-  st.op_name = r.op_name;
-  st.emit = std::move(r.emit);
-  return g->record(std::move(st), r.dtype, to_vec(*r.out), r.run_now);
-}
-
-/// Records `e`, converted to T and broadcast to `out`, as one statement on graph `g`.
-template <element T, expression E>
-std::shared_ptr<DeviceArray> record(const std::shared_ptr<PendingGraph>& g, const E& e, const Dims& out,
-                                    bool run_now) {
-  const stablehlo::Precision prec = matmul_precision();
-  RecordRequest r{typeid(E).name(), node_name(e), dtype_of<T>(), &out, prec, run_now,
-                  [](const void* x, PendingGraph& pg, std::vector<Ref>& in, std::string& sig) {
-                    collect(pg, in, sig, *static_cast<const E*>(x));
-                  },
-                  &e,
-                  [e, out_dims = to_vec(out), prec](Emitter& em) {
-                    size_t leaf = 0;
-                    Value v = lower(em, leaf, prec, e);
-                    const Runtime& k = runtime();
-                    return k.broadcast_to(em.builder(), k.convert_to(em.builder(), v, dtype_of<T>()), out_dims);
-                  }};
-  return runtime().record(g, r);
-}
-
-/// A tensor viewing the whole of `arr`.
-template <element T>
-Tensor<T> wrap(std::shared_ptr<DeviceArray> arr) {
-  auto s = std::make_shared<StorageImpl>();
-  s->device = arr->device;
-  s->nbytes = static_cast<size_t>(arr->numel()) * sizeof(T);
-  StorageImpl* raw = s.get();  // the storage owns the callback, so the pointer outlives it
-  s->download = [raw](void* dst) {
-    runtime().download(std::static_pointer_cast<DeviceArray>(raw->device_handle), dst, raw->nbytes);
+  st.sig += dtype_name(dtype);
+  append_dims(st.sig, out);
+  st.sig += static_cast<char>('0' + static_cast<int>(prec));
+  collect_inputs(*g, *t, st.inputs, st.sig);
+  st.op_name = node_name(t->nodes.at(static_cast<size_t>(t->root)));
+  st.emit = [t, dtype, out_dims = to_vec(out), prec](Emitter& em) {
+    Value v = lower_node(em, *t, t->root, prec);
+    return broadcast_to(em.builder(), convert_to(em.builder(), v, dtype), out_dims);
   };
-  Dims dims;
-  for (int64_t d : arr->dims) dims.push_back(d);
-  s->device_handle = std::move(arr);
-  return Tensor<T>(std::move(s), dims, contiguous_strides(dims), 0);
+  return g->record(std::move(st), dtype, to_vec(out), run_now);
 }
 
-template <expression E>
-auto split_eval(const E& e, const std::shared_ptr<PendingGraph>& g);
+inline std::shared_ptr<DeviceArray> run_split(const std::shared_ptr<PendingGraph>& g, const ExprTree& src, int idx,
+                                              ScalarType dtype, const Dims& out);
 
-/// A leaf standing for `a` in strict/debug mode: tensors and scalars as they are, anything
-/// else run now as its own statement(s).
-template <expression A>
-auto leafify(const A& a, const std::shared_ptr<PendingGraph>& g) {
-  if constexpr (tensor_handle<A> || is_scalar_node<A>) return a;
-  else return split_eval(a, g);
-}
-
-/// `e` with every non-leaf child replaced by its (already computed) device tensor.
-template <expression E>
-auto with_leaf_children(const E& e, const std::shared_ptr<PendingGraph>& g) {
-  if constexpr (tensor_handle<E> || is_scalar_node<E>) {
-    return e;
-  } else if constexpr (requires { e.args; }) {
-    return std::apply(
-        [&](const auto&... a) {
-          return MapNode<std::decay_t<decltype(e.op)>, std::decay_t<decltype(leafify(a, g))>...>(e.op, leafify(a, g)...);
-        },
-        e.args);
-  } else if constexpr (requires { e.mask; }) {
-    auto t = leafify(e.arg, g);
-    const auto d = mask_dims(e.mask, e.arg.shape().size());
-    Dims dims;
-    for (int64_t x : d) dims.push_back(x);
-    return ReduceNode<node_op_t<E>, decltype(t)>(t, dims, e.keepdim);
-  } else if constexpr (requires { e.dim; e.keepdim; }) {
-    auto t = leafify(e.arg, g);
-    return ArgReduceNode<node_op_t<E>, decltype(t)>(t, e.dim, e.keepdim);
-  } else if constexpr (requires { e.dim; }) {
-    auto t = leafify(e.arg, g);
-    return SoftmaxNode<decltype(t), E::name == "log_softmax">(t, e.dim);
-  } else {
-    auto ta = leafify(e.a, g);
-    auto tb = leafify(e.b, g);
-    return ContractNode<decltype(ta), decltype(tb)>(ta, tb);
+/// Copies node `idx` of `src` into `dst`; below the top node, every non-leaf operand is run
+/// now as its own statement(s) and enters as a leaf (strict/debug mode).
+inline int copy_leafified(const std::shared_ptr<PendingGraph>& g, const ExprTree& src, int idx, ExprTree& dst,
+                          bool top) {
+  const TreeNode& n = src.nodes[static_cast<size_t>(idx)];
+  if (n.kind == TreeNode::Kind::Leaf) {
+    TreeNode c = n;
+    c.leaf = static_cast<int>(dst.leaves.size());
+    dst.leaves.push_back(src.leaves[static_cast<size_t>(n.leaf)]);
+    return dst.add(std::move(c));
   }
-}
-
-/// Strict/debug evaluation: each op its own program, run now.
-template <expression E>
-auto split_eval(const E& e, const std::shared_ptr<PendingGraph>& g) {
-  using V = typename E::value_type;
-  return wrap<V>(record<V>(g, with_leaf_children(e, g), e.shape(), true));
-}
-
-/// Records `e` (as T, broadcast to `out`) under the current execution mode.
-template <element T, expression E>
-std::shared_ptr<DeviceArray> run_expression(const std::shared_ptr<PendingGraph>& g, const E& e, const Dims& out) {
-  if (execution_mode() == ExecutionMode::Fused) return record<T>(g, e, out, false);
-  return record<T>(g, with_leaf_children(e, g), out, true);
-}
-
-}  // namespace device::detail
-
-namespace detail {
-
-template <element T, int R, expression E>
-void device_materialize(Tensor<T, R>& dest, const E& e) {
-  namespace dd = device::detail;
-  const std::optional<Device> dev = dd::expression_device(e);
-  if (!dev) {
-    // Only the destination is on a device: compute on the cpu, then upload into it.
-    Tensor<T> host = Tensor<T>::empty(dest.sizes());
-    host.copy_(e);
-    std::vector<int64_t> dims(host.sizes().begin(), host.sizes().end());
-    dest.copy_(dd::wrap<T>(dd::runtime().upload(host.data_ptr(), host.dtype(), std::move(dims), dest.device())));
-    return;
+  if (n.kind == TreeNode::Kind::Scalar) return dst.add(n);
+  if (!top) {
+    auto arr = run_split(g, src, idx, n.dtype, n.shape);
+    auto s = std::make_shared<StorageImpl>();
+    s->device = g->device();
+    s->nbytes = static_cast<size_t>(numel(n.shape)) * dtype_size(n.dtype);
+    s->device_handle = std::move(arr);
+    TreeNode c;
+    c.kind = TreeNode::Kind::Leaf;
+    c.dtype = n.dtype;
+    c.shape = n.shape;
+    c.leaf = static_cast<int>(dst.leaves.size());
+    dst.leaves.push_back(TreeLeaf{std::move(s), n.dtype, g->device(), n.shape, contiguous_strides(n.shape), 0});
+    return dst.add(std::move(c));
   }
-  if (dest.defined() && dest.device().is_cpu()) {
-    // Device result copied into cpu memory: an explicit observation.
-    auto g = dd::runtime().graph_for(*dev);
-    Tensor<typename E::value_type> r = dd::wrap<typename E::value_type>(dd::run_expression<typename E::value_type>(g, e, e.shape()));
-    dest.copy_(r.cpu());
-    return;
-  }
-  if (dest.defined() && dest.device() != *dev) throw dd::mixed_devices(dest.device(), *dev);
-  auto g = dd::runtime().graph_for(*dev);
-  if (!dest.defined()) {
-    dest = Tensor<T, R>(dd::wrap<T>(dd::run_expression<T>(g, e, e.shape())));
-    return;
-  }
-  if (!broadcastable_to(e.shape(), dest.sizes()))
-    throw ShapeError("assign: cannot write an expression of shape " + to_string(e.shape()) +
-                     " into a tensor of shape " + to_string(dest.sizes()));
-  const bool whole = dest.is_contiguous() && dest.storage_offset() == 0 &&
-                     static_cast<size_t>(dest.numel()) * sizeof(T) == dest.storage()->nbytes;
-  if (!whole)
-    throw UnsupportedOperator("writing into a view of a tensor on " + dest.device().str() +
-                              " (shape " + to_string(dest.sizes()) + ", offset " +
-                              std::to_string(dest.storage_offset()) +
-                              ") is not supported yet; write the whole tensor");
-  // The storage takes the new value; every view of it sees it (in-place semantics).
-  dest.storage()->device_handle = dd::run_expression<T>(g, e, dest.sizes());
+  TreeNode c = n;
+  c.children.clear();
+  for (int ch : n.children) c.children.push_back(copy_leafified(g, src, ch, dst, false));
+  return dst.add(std::move(c));
 }
 
-}  // namespace detail
-
-// ---- Tensor::to ------------------------------------------------------
-
-template <element T, int R>
-Tensor<T, R> Tensor<T, R>::to(const Device& device) const {
-  require_defined("to");
-  if (this->device() == device) return *this;
-  if (device.is_cpu()) return cpu();
-  const Tensor<T> host = this->device().is_cpu() ? Tensor<T>(contiguous()) : Tensor<T>(cpu()).contiguous();
-  std::vector<int64_t> dims(sizes_.begin(), sizes_.end());
-  return Tensor<T, R>(device::detail::wrap<T>(device::upload(host.data_ptr(), dtype(), dims, device)));
+/// Strict/debug evaluation of node `idx`: each op its own program, run now.
+inline std::shared_ptr<DeviceArray> run_split(const std::shared_ptr<PendingGraph>& g, const ExprTree& src, int idx,
+                                              ScalarType dtype, const Dims& out) {
+  auto dst = std::make_shared<ExprTree>();
+  dst->root = copy_leafified(g, src, idx, *dst, true);
+  return record_tree(g, std::move(dst), dtype, out, true);
 }
 
-// ---- the runtime table (device/graph.hpp) ---------------------------------------------------
-
-namespace device::detail {
+/// Records `t` (as `dtype`, broadcast to `out`) on `dev` under the current execution mode.
+inline std::shared_ptr<void> run_tree(const Device& dev, const ExprTree& t, ScalarType dtype, const Dims& out) {
+  auto g = graph_for(dev);
+  if (execution_mode() == ExecutionMode::Fused)
+    return record_tree(g, std::make_shared<const ExprTree>(t), dtype, out, false);
+  return run_split(g, t, t.root, dtype, out);
+}
 
 inline void install_runtime() {
-  static const Runtime table{
-      &device::graph_for,
-      [](PendingGraph& g) { g.flush_locked_now(); },
-      &record_statement,
-      &device::upload,
-      &device::download,
-      &device::check_view,
-      &device::view_of,
-      [](Emitter& em, double v, ScalarType t, std::vector<int64_t> dims) {
-        return em.builder().constant(v, t, std::move(dims));
+  static const DeviceHooks table{
+      &tree_device,
+      &run_tree,
+      [](const void* host, ScalarType dtype, const Dims& dims, const Device& d) -> std::shared_ptr<void> {
+        return upload(host, dtype, to_vec(dims), d);
       },
-      &convert_to,
-      &broadcast_to,
-      [](Builder& b, const Value& v, const std::vector<int64_t>& dims) {
-        return v.dims == dims ? v : b.reshape(v, dims);
+      [](const std::shared_ptr<void>& a, void* dst, size_t bytes) {
+        download(std::static_pointer_cast<DeviceArray>(a), dst, bytes);
       },
-      &apply_hlo,
-      &lower_reduce,
-      &lower_argreduce,
-      &lower_softmax,
-      &lower_matmul,
+      [] {
+        for (auto& g : all_graphs()) g->flush();
+      },
   };
-  runtime_slot.store(&table, std::memory_order_release);
+  device_hooks_slot.store(&table, std::memory_order_release);
 }
 
 }  // namespace device::detail

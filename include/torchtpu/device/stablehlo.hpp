@@ -24,6 +24,7 @@
 #include "../core/dtype.hpp"     // ScalarType, dtype_name, is_floating
 #include "../core/errors.hpp"    // ShapeError, TypeError, ValueError
 #include "../core/half.hpp"      // half (rounding constants to f16)
+#include "modes.hpp"             // Precision
 
 namespace torchtpu::stablehlo {
 
@@ -43,10 +44,7 @@ struct Value {
   }
 };
 
-/// Operand precision of dot_general / convolution. On TPU, `Default` multiplies f32 operands
-/// rounded to bf16 (f32 accumulation); `Highest` is f32-exact. `High` is bf16x3 on TPU (the
-/// emulator treats it like `Highest`).
-enum class Precision { Default, High, Highest };
+// Precision (dot_general operand precision) is declared in device/modes.hpp.
 enum class CompareDirection { EQ, NE, LT, LE, GT, GE };
 enum class CompareType { Float, TotalOrder, Signed, Unsigned };
 /// Reduction bodies: the binary op applied by reduce / reduce_window.

@@ -59,7 +59,7 @@ Tensor<typename E::value_type> evaluate_new(const E& e) {
 
 template <element T, int R, expression E>
 void materialize(Tensor<T, R>& dest, const E& e) {
-  if (needs_device_path(dest, e)) return device_materialize(dest, e);  // device/lower.hpp
+  if (needs_device_path(dest, e)) return device_materialize(dest, e);  // device/frontend.hpp
   bool fresh = false;
   if (!dest.defined()) {
     dest = Tensor<T, R>(Tensor<T>::empty(e.shape()));
@@ -77,4 +77,4 @@ void materialize(Tensor<T, R>& dest, const E& e) {
 
 }  // namespace torchtpu::detail
 
-#include "../device/lower.hpp"  // device_materialize (after the cpu path it falls back on)
+#include "../device/frontend.hpp"  // device_materialize (after the cpu path it falls back on)

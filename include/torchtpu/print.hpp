@@ -1,16 +1,19 @@
 // torchtpu/print.hpp — `operator<<` for tensors and expressions (same text as fmt's "{}").
 #pragma once
-#include <ostream>  // std::ostream
+#include <iosfwd>  // std::basic_ostream (declared; <ostream> comes with the user's stream)
+#include <string>  // std::string
 
-#include <fmt/format.h>  // fmt::format
+#include <fmt/core.h>  // fmt::format
 
 #include "core/format.hpp"  // fmt::formatter for expressions
 
 namespace torchtpu {
 
-template <expression E>
-std::ostream& operator<<(std::ostream& os, const E& e) {
-  return os << fmt::format("{}", e);
+template <class CharT, class Traits, expression E>
+std::basic_ostream<CharT, Traits>& operator<<(std::basic_ostream<CharT, Traits>& os, const E& e) {
+  const std::string s = fmt::format("{}", e);
+  os.write(s.data(), static_cast<std::streamsize>(s.size()));
+  return os;
 }
 
 }  // namespace torchtpu

@@ -225,8 +225,9 @@ TEST_CASE("to_dlpack: device tensors need copy_to_host", "[interop][dlpack]") {
   auto s = std::make_shared<StorageImpl>();
   s->nbytes = 3 * sizeof(float);
   s->device = Device("tpu:0");
-  int downloads = 0;
-  s->download = [&downloads](void* dst) {
+  static int downloads;  // a static: download is a plain function pointer (no captures)
+  downloads = 0;
+  s->download = [](const StorageImpl&, void* dst) {
     const float v[3] = {1.0f, 2.0f, 3.0f};
     std::memcpy(dst, v, sizeof v);
     ++downloads;

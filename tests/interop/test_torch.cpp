@@ -313,8 +313,9 @@ TEST_CASE("to_torch: device tensors copy to the host only when asked", "[interop
   auto s = std::make_shared<StorageImpl>();
   s->nbytes = 4 * sizeof(float);
   s->device = Device("tpu:1");
-  int downloads = 0;
-  s->download = [&downloads](void* dst) {
+  static int downloads;  // a static: download is a plain function pointer (no captures)
+  downloads = 0;
+  s->download = [](const StorageImpl&, void* dst) {
     const float v[4] = {1.0f, 2.0f, 3.0f, 4.0f};
     std::memcpy(dst, v, sizeof v);
     ++downloads;

@@ -6,7 +6,7 @@
 #include <string>   // std::string
 #include <vector>   // std::vector
 
-#include <fmt/format.h>  // fmt::formatter, fmt::format
+#include <fmt/core.h>  // fmt::formatter, fmt::format, fmt::format_to (lighter than fmt/format.h)
 
 #include "../ops/methods.hpp"  // ExprBase::eval
 #include "tensor.hpp"          // Tensor
@@ -20,14 +20,16 @@ inline constexpr int64_t print_threshold = 1000;
 
 /// Text of one element: `style` 0 = integer-valued floats ("1."), 1 = fixed 4 decimals,
 /// 2 = scientific, 3 = integer, 4 = bool.
+/// (`fmt::runtime`: the format strings are fixed, so fmt's compile-time check of them would
+/// only cost every translation unit that includes this header.)
 inline std::string format_element(double v, int style) {
   if (style == 4) return v != 0 ? "True" : "False";
-  if (style == 3) return fmt::format("{}", static_cast<long long>(v));
+  if (style == 3) return fmt::format(fmt::runtime("{}"), static_cast<long long>(v));
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (style == 0) return fmt::format("{:.0f}.", v);
-  if (style == 1) return fmt::format("{:.4f}", v);
-  return fmt::format("{:.4e}", v);
+  if (style == 0) return fmt::format(fmt::runtime("{:.0f}."), v);
+  if (style == 1) return fmt::format(fmt::runtime("{:.4f}"), v);
+  return fmt::format(fmt::runtime("{:.4e}"), v);
 }
 
 /// Characters per printed line before the innermost dim wraps (torch: linewidth=80).
@@ -103,7 +105,7 @@ inline std::string format_tensor_values(const std::vector<double>& vals, const D
     out += "[]";
     if (rank != 1) {
       out += ", size=(";
-      for (int i = 0; i < rank; ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+      for (int i = 0; i < rank; ++i) { out += i ? ", " : ""; out += std::to_string(shape[i]); }
       out += rank == 1 ? ",)" : ")";
     }
     if (dtype != ScalarType::Float) out += std::string(", dtype=torch.") + std::string(dtype_name(dtype));

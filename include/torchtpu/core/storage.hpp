@@ -4,7 +4,6 @@
 #include <cstddef>   // size_t, std::byte
 #include <cstdlib>   // std::aligned_alloc, std::free
 #include <cstring>   // std::memset
-#include <functional>  // std::function
 #include <memory>    // std::shared_ptr
 #include <new>       // std::bad_alloc
 #include <string>    // std::to_string
@@ -29,8 +28,9 @@ struct StorageImpl {
   Device device{};
   std::shared_ptr<void> owner;          ///< frees the memory when the last reference drops
   std::shared_ptr<void> device_handle;  ///< device-side buffer (PJRT), null on the cpu
-  /// For device memory: copies the whole buffer (dense, row-major) to `dst` on the host.
-  std::function<void(void* dst)> download;
+  /// For device memory: copies the whole buffer (dense, row-major, `nbytes`) to `dst` on the
+  /// host; reads `device_handle` (a plain function pointer: storage stays cheap to include).
+  void (*download)(const StorageImpl& self, void* dst) = nullptr;
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

@@ -14,7 +14,7 @@ void for_each_tensor_leaf(const E& e, F&& f) {
   if constexpr (tensor_handle<E>) {
     f(e);
   } else if constexpr (requires { e.args; }) {
-    std::apply([&](const auto&... a) { (for_each_tensor_leaf(a, f), ...); }, e.args);
+    for_each_in(e.args, [&](const auto& a) { for_each_tensor_leaf(a, f); });
   } else if constexpr (requires { e.arg; }) {
     for_each_tensor_leaf(e.arg, f);
   } else if constexpr (requires { e.a; e.b; }) {

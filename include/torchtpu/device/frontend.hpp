@@ -1,8 +1,8 @@
 // torchtpu/device/frontend.hpp — the light, typed half of PJRT devices that every translation
-// unit sees: an expression with an operand on a PJRT device is flattened into an `ExprTree`
-// (plain data: node kinds, op names, dtypes, shapes, leaves) and handed to the device runtime
-// through the `DeviceHooks` table. Also `Tensor::to(Device)`, `sync()` and the wrapping of
-// device arrays into tensors.
+// unit sees: an expression with an operand on a PJRT device is described node by node
+// (`NodeInfo`: kind, op name, dtypes, shape, operands) to the device runtime, which builds its
+// expression tree (device/tree.hpp) and records it, all through the `DeviceHooks` table. Also
+// `Tensor::to(Device)` and `sync()`.
 //
 // Why a table: the runtime (PJRT client, compilation cache, StableHLO lowering, deferred graph;
 // device/lower.hpp and below) is several thousand lines that a cpu-only translation unit should
@@ -11,23 +11,19 @@
 // which no TU includes it has no way to reach a PJRT device: asking for one throws
 // DeviceUnavailable saying so.
 //
-// The walk that builds the tree is the only per-expression code of the device path; it knows
-// nothing about StableHLO. Op-specific lowering hooks (`Op::lower`) are looked up by op name in
+// The walk that describes the expression is the only per-expression code of the device path;
+// every other piece (tree, assignment rules, errors) is compiled in the device translation unit. Op-specific lowering hooks (`Op::lower`) are looked up by op name in
 // the runtime (device/lower.hpp registers them), so they are instantiated once per program.
 #pragma once
 #include <atomic>       // std::atomic
 #include <cstdint>      // int64_t
-#include <cstring>      // std::memcpy
-#include <memory>       // std::shared_ptr, std::make_shared
-#include <optional>     // std::optional
-#include <string>       // std::string
+#include <string>       // std::string (error text)
 #include <string_view>  // std::string_view
-#include <tuple>        // std::apply
+#include <tuple>        // std::tuple_size_v
 #include <type_traits>  // std::is_empty_v, std::is_trivially_copyable_v
-#include <vector>       // std::vector
 
 #include "../core/device.hpp"   // Device
-#include "../core/errors.hpp"   // DeviceUnavailable, ValueError, ShapeError, UnsupportedOperator
+#include "../core/errors.hpp"   // DeviceUnavailable
 #include "../core/tensor.hpp"   // Tensor
 #include "../expr/nodes.hpp"    // node types
 #include "dispatch.hpp"         // for_each_tensor_leaf, device_materialize (declaration)
@@ -36,156 +32,69 @@
 namespace torchtpu {
 namespace device {
 
-/// One node of a flattened expression (`ExprTree`). Plain data; the fields a kind does not use
-/// keep their defaults.
-struct TreeNode {
+/// One node of an expression as the typed walk describes it to the runtime (`DeviceHooks::
+/// tree_node`). Plain data with static strings: building one compiles to a few stores.
+struct NodeInfo {
   enum class Kind : uint8_t { Leaf, Scalar, Map, Reduce, ArgReduce, Softmax, Contract };
-  Kind kind = Kind::Leaf;
+  Kind kind = Kind::Scalar;
   ScalarType dtype = ScalarType::Float;    ///< the node's value dtype
   ScalarType compute = ScalarType::Float;  ///< Map: opmath of the compute type; Reduce: accumulator;
                                            ///< Softmax / Contract: opmath of the value type
-  Dims shape;                              ///< the node's (broadcast) shape
+  const Dims* shape = nullptr;             ///< the node's (broadcast) shape
   std::string_view name, hlo;              ///< op name and StableHLO name (static strings)
-  std::string op_state;                    ///< the bytes of a non-empty op struct (e.g. clamp bounds)
-  std::vector<int> children;               ///< node indices, in operand order
+  const void* state = nullptr;             ///< a non-empty op struct (e.g. clamp bounds) ...
+  size_t state_size = 0;                   ///< ... and its size (trivially copyable)
+  const int* children = nullptr;           ///< node indices, in operand order
+  int nchildren = 0;
   bool promote_first_to_bool = false;      ///< Map: operand 0 is read as bool (where's condition)
   uint32_t mask = 0;                       ///< Reduce: reduced dims
   int dim = 0;                             ///< ArgReduce (-1: all) / Softmax
   bool keepdim = false;                    ///< Reduce / ArgReduce
   bool log = false;                        ///< Softmax: log_softmax
   double scalar = 0;                       ///< Scalar: the value in its opmath type, as double
-  int leaf = -1;                           ///< Leaf: index into ExprTree::leaves
-  Dims batch;                              ///< Contract: broadcast batch shape
+  const Dims* batch = nullptr;             ///< Contract: broadcast batch shape
   int64_t m = 1, k = 1, n = 1;             ///< Contract: matrix sizes
-};
-
-/// A tensor operand of an ExprTree: its storage (a PJRT device array in `storage->device_handle`,
-/// or host memory for a rank-0 cpu tensor joining a device expression) and its view.
-struct TreeLeaf {
-  Storage storage;
-  ScalarType dtype = ScalarType::Float;
-  Device device{};
-  Dims sizes, strides;
-  int64_t offset = 0;
-};
-
-/// An expression flattened into plain data: nodes in depth-first order of creation (children
-/// before parents), leaves in the left-to-right order of the expression's tensor operands.
-struct ExprTree {
-  std::vector<TreeNode> nodes;
-  std::vector<TreeLeaf> leaves;
-  int root = -1;
-
-  int add(TreeNode n) {
-    nodes.push_back(std::move(n));
-    return static_cast<int>(nodes.size()) - 1;
-  }
 };
 
 namespace detail {
 
-template <class E> inline constexpr bool is_scalar_node = false;
-template <class S> inline constexpr bool is_scalar_node<ScalarNode<S>> = true;
-template <class E> struct node_op {};
-template <class Op, class X> struct node_op<ReduceNode<Op, X>> { using type = Op; };
-template <class Op, class X> struct node_op<ArgReduceNode<Op, X>> { using type = Op; };
-template <class E> using node_op_t = typename node_op<E>::type;
+/// What the typed `device_materialize` still has to do after `DeviceHooks::assign`.
+struct AssignResult {
+  bool compute_on_cpu = false;  ///< only the destination is on a device: compute, then `upload_into`
+  Storage new_storage;          ///< the destination was undefined: its new storage (a device array)
+};
 
-template <class Op>
-std::string op_bytes(const Op& op) {
-  if constexpr (std::is_empty_v<Op>) {
-    return {};
-  } else {
-    static_assert(std::is_trivially_copyable_v<Op>, "op structs with state must be trivially copyable");
-    std::string s(sizeof(Op), '\0');
-    std::memcpy(s.data(), &op, sizeof(Op));
-    return s;
-  }
-}
-
-/// Appends `e` (and its operands) to `t`; returns the index of its node.
-template <expression E>
-int add_to_tree(ExprTree& t, const E& e) {
-  using V = typename E::value_type;
-  TreeNode n;
-  n.dtype = dtype_of<V>();
-  n.shape = e.shape();
-  if constexpr (tensor_handle<E>) {
-    n.kind = TreeNode::Kind::Leaf;
-    n.leaf = static_cast<int>(t.leaves.size());
-    t.leaves.push_back(TreeLeaf{e.storage(), e.dtype(), e.device(), e.sizes(), e.strides(), e.storage_offset()});
-  } else if constexpr (is_scalar_node<E>) {
-    n.kind = TreeNode::Kind::Scalar;
-    n.scalar = static_cast<double>(opmath_t<V>(e.value));
-  } else if constexpr (requires { e.args; }) {  // MapNode
-    using Op = std::decay_t<decltype(e.op)>;
-    n.kind = TreeNode::Kind::Map;
-    n.compute = dtype_of<opmath_t<typename E::compute_type>>();
-    n.name = Op::name;
-    n.hlo = Op::hlo;
-    n.op_state = op_bytes(e.op);
-    n.promote_first_to_bool = op_promote_first<Op>() == 1;
-    std::apply([&](const auto&... a) { (n.children.push_back(add_to_tree(t, a)), ...); }, e.args);
-  } else if constexpr (requires { e.mask; }) {  // ReduceNode
-    using Op = node_op_t<E>;
-    n.kind = TreeNode::Kind::Reduce;
-    n.compute = dtype_of<typename Op::template acc<typename E::input_type>>();
-    n.name = Op::name;
-    n.hlo = Op::hlo;
-    n.mask = e.mask;
-    n.keepdim = e.keepdim;
-    n.children.push_back(add_to_tree(t, e.arg));
-  } else if constexpr (requires { e.dim; e.keepdim; }) {  // ArgReduceNode
-    using Op = node_op_t<E>;
-    n.kind = TreeNode::Kind::ArgReduce;
-    n.name = Op::name;
-    n.hlo = Op::hlo;
-    n.dim = e.dim;
-    n.keepdim = e.keepdim;
-    n.children.push_back(add_to_tree(t, e.arg));
-  } else if constexpr (requires { e.dim; }) {  // SoftmaxNode
-    n.kind = TreeNode::Kind::Softmax;
-    n.compute = dtype_of<opmath_t<V>>();
-    n.name = E::name;
-    n.dim = e.dim;
-    n.log = E::name == "log_softmax";
-    n.children.push_back(add_to_tree(t, e.arg));
-  } else {  // ContractNode
-    n.kind = TreeNode::Kind::Contract;
-    n.compute = dtype_of<opmath_t<V>>();
-    n.name = "matmul";
-    n.batch = e.batch;
-    n.m = e.m;
-    n.k = e.k;
-    n.n = e.n;
-    n.children.push_back(add_to_tree(t, e.a));
-    n.children.push_back(add_to_tree(t, e.b));
-  }
-  return t.add(std::move(n));
-}
-
-/// The device runtime's entry points (filled by device/lower.hpp's `install_runtime`).
-/// Device arrays travel as `std::shared_ptr<void>` (a `device::DeviceArray`).
+/// The device runtime's entry points, filled by device/lower.hpp's `install_runtime`. Trees
+/// are opaque (`void*`, a device::ExprTree); device arrays travel as `std::shared_ptr<void>`.
 struct DeviceHooks {
-  /// The PJRT device `t` runs on (none when every tensor is on the cpu). **Errors:**
-  /// ValueError naming both devices when they are mixed.
-  std::optional<Device> (*expression_device)(const ExprTree& t);
-  /// Records `t`, converted to `dtype` and broadcast to `out`, on `device` under the current
-  /// execution mode; the result array (pending in fused mode).
-  std::shared_ptr<void> (*run)(const Device& device, const ExprTree& t, ScalarType dtype, const Dims& out);
-  /// Copies dense row-major host data to `device` (awaited).
-  std::shared_ptr<void> (*upload)(const void* host, ScalarType dtype, const Dims& dims, const Device& device);
-  /// Runs the array's pending graph if needed and copies it (dense row-major) to `dst`.
-  void (*download)(const std::shared_ptr<void>& array, void* dst, size_t bytes);
+  void* (*tree_new)();
+  void (*tree_free)(void* tree);
+  /// Appends a tensor operand; returns its node index.
+  int (*tree_leaf)(void* tree, const Storage& s, ScalarType dtype, const Device& device, const Dims& sizes,
+                   const Dims& strides, int64_t offset);
+  /// Appends any other node; returns its index.
+  int (*tree_node)(void* tree, const NodeInfo& n);
+  /// Assigns the tree (root `root`, shape `shape`) to a destination of dtype `dtype` (`dest`
+  /// null when undefined; view `sizes`/`strides`/`offset`). **Errors:** ValueError (mixed
+  /// devices), ShapeError, UnsupportedOperator (a partial write), DeviceError.
+  AssignResult (*assign)(void* tree, int root, StorageImpl* dest, ScalarType dtype, const Dims& sizes,
+                         const Dims& strides, int64_t offset, const Dims& shape);
+  /// Replaces the value of the device tensor `dest` (whole storage) with dense host data.
+  void (*upload_into)(StorageImpl& dest, const void* host, ScalarType dtype, const Dims& sizes,
+                      const Dims& strides, int64_t offset);
+  /// Dense row-major host data of `dtype`/`dims` copied to `device`, as a tensor storage.
+  Storage (*upload)(const void* host, ScalarType dtype, const Dims& dims, const Device& device);
   /// Runs every deferred statement on every device.
   void (*sync)();
+  /// Runs the array's pending graph if needed and copies it (dense row-major) to `dst`.
+  void (*download)(const std::shared_ptr<void>& array, void* dst, size_t bytes);
 };
 
 inline std::atomic<const DeviceHooks*> device_hooks_slot{nullptr};
 
 /// The installed runtime. **Errors:** DeviceUnavailable when no translation unit of the
 /// program includes <torchtpu/device.hpp>.
-inline const DeviceHooks& device_hooks(const Device& wanted) {
+[[gnu::noinline]] inline const DeviceHooks& device_hooks(const Device& wanted) {
   const DeviceHooks* h = device_hooks_slot.load(std::memory_order_acquire);
   if (!h)
     throw DeviceUnavailable("device '" + wanted.str() +
@@ -194,22 +103,109 @@ inline const DeviceHooks& device_hooks(const Device& wanted) {
   return *h;
 }
 
-inline ValueError mixed_devices(const Device& a, const Device& b) {
-  return ValueError("Expected all tensors to be on the same device, but found at least two devices, " +
-                    a.str() + " and " + b.str() + "!");
+template <class E> inline constexpr bool is_scalar_node = false;
+template <class S> inline constexpr bool is_scalar_node<ScalarNode<S>> = true;
+template <class E> struct node_op {};
+template <class Op, class X> struct node_op<ReduceNode<Op, X>> { using type = Op; };
+template <class Op, class X> struct node_op<ArgReduceNode<Op, X>> { using type = Op; };
+template <class E> using node_op_t = typename node_op<E>::type;
+
+/// Describes `e` (and its operands) to the runtime's tree `t`; returns the index of its node.
+template <expression E>
+int add_to_tree(const DeviceHooks& h, void* t, const E& e) {
+  using V = typename E::value_type;
+  if constexpr (tensor_handle<E>) {
+    return h.tree_leaf(t, e.storage(), e.dtype(), e.device(), e.sizes(), e.strides(), e.storage_offset());
+  } else {
+    NodeInfo n;
+    n.dtype = dtype_of<V>();
+    n.shape = &e.shape();
+    if constexpr (is_scalar_node<E>) {
+      n.kind = NodeInfo::Kind::Scalar;
+      n.scalar = static_cast<double>(opmath_t<V>(e.value));
+      return h.tree_node(t, n);
+    } else if constexpr (requires { e.args; }) {  // MapNode
+      using Op = std::decay_t<decltype(e.op)>;
+      n.kind = NodeInfo::Kind::Map;
+      n.compute = dtype_of<opmath_t<typename E::compute_type>>();
+      n.name = Op::name;
+      n.hlo = Op::hlo;
+      n.promote_first_to_bool = op_promote_first<Op>() == 1;
+      if constexpr (!std::is_empty_v<Op>) {
+        static_assert(std::is_trivially_copyable_v<Op>, "op structs with state must be trivially copyable");
+        n.state = &e.op;
+        n.state_size = sizeof(Op);
+      }
+      int kids[std::tuple_size_v<decltype(e.args)>];
+      int k = 0;
+      for_each_in(e.args, [&](const auto& a) { kids[k++] = add_to_tree(h, t, a); });
+      n.children = kids;
+      n.nchildren = k;
+      return h.tree_node(t, n);
+    } else {
+      int kids[2] = {0, 0};
+      n.nchildren = 1;
+      if constexpr (requires { e.mask; }) {  // ReduceNode
+        using Op = node_op_t<E>;
+        n.kind = NodeInfo::Kind::Reduce;
+        n.compute = dtype_of<typename Op::template acc<typename E::input_type>>();
+        n.name = Op::name;
+        n.hlo = Op::hlo;
+        n.mask = e.mask;
+        n.keepdim = e.keepdim;
+        kids[0] = add_to_tree(h, t, e.arg);
+      } else if constexpr (requires { e.dim; e.keepdim; }) {  // ArgReduceNode
+        using Op = node_op_t<E>;
+        n.kind = NodeInfo::Kind::ArgReduce;
+        n.name = Op::name;
+        n.hlo = Op::hlo;
+        n.dim = e.dim;
+        n.keepdim = e.keepdim;
+        kids[0] = add_to_tree(h, t, e.arg);
+      } else if constexpr (requires { e.dim; }) {  // SoftmaxNode
+        n.kind = NodeInfo::Kind::Softmax;
+        n.compute = dtype_of<opmath_t<V>>();
+        n.name = E::name;
+        n.dim = e.dim;
+        n.log = E::name == "log_softmax";
+        kids[0] = add_to_tree(h, t, e.arg);
+      } else {  // ContractNode
+        n.kind = NodeInfo::Kind::Contract;
+        n.compute = dtype_of<opmath_t<V>>();
+        n.name = "matmul";
+        n.batch = &e.batch;
+        n.m = e.m;
+        n.k = e.k;
+        n.n = e.n;
+        kids[0] = add_to_tree(h, t, e.a);
+        kids[1] = add_to_tree(h, t, e.b);
+        n.nchildren = 2;
+      }
+      n.children = kids;
+      return h.tree_node(t, n);
+    }
+  }
 }
 
-/// A tensor viewing the whole of a device array of `dtype`/`dims` on `device`.
-template <element T>
-Tensor<T> wrap(std::shared_ptr<void> array, const Device& device, const Dims& dims) {
-  auto s = std::make_shared<StorageImpl>();
-  s->device = device;
-  s->nbytes = static_cast<size_t>(numel(dims)) * sizeof(T);
-  StorageImpl* raw = s.get();  // the storage owns the callback, so the pointer outlives it
-  s->download = [raw](void* dst) { device_hooks(raw->device).download(raw->device_handle, dst, raw->nbytes); };
-  s->device_handle = std::move(array);
-  return Tensor<T>(std::move(s), dims, contiguous_strides(dims), 0);
+/// The device named in an error when the runtime is missing: the first non-cpu one involved.
+template <element T, int R, expression E>
+Device device_of_assignment(const Tensor<T, R>& dest, const E& e) {
+  Device d = dest.defined() ? dest.device() : Device{};
+  torchtpu::detail::for_each_tensor_leaf(e, [&d](const auto& t) {
+    if (d.is_cpu() && t.defined()) d = t.device();
+  });
+  return d;
 }
+
+/// Owns a runtime tree for the duration of one assignment.
+struct TreeHandle {
+  const DeviceHooks& h;
+  void* tree;
+  explicit TreeHandle(const DeviceHooks& hooks) : h(hooks), tree(hooks.tree_new()) {}
+  ~TreeHandle() { h.tree_free(tree); }
+  TreeHandle(const TreeHandle&) = delete;
+  TreeHandle& operator=(const TreeHandle&) = delete;
+};
 
 }  // namespace detail
 }  // namespace device
@@ -227,46 +223,19 @@ namespace detail {
 template <element T, int R, expression E>
 void device_materialize(Tensor<T, R>& dest, const E& e) {
   namespace dd = device::detail;
-  using V = typename E::value_type;
-  const Device want = dest.defined() && !dest.device().is_cpu() ? dest.device() : Device("tpu");
-  device::ExprTree tree;
-  tree.root = dd::add_to_tree(tree, e);
-  std::optional<Device> dev;
-  for (const auto& l : tree.leaves)
-    if (!l.device.is_cpu()) dev = l.device;
-  const dd::DeviceHooks& h = dd::device_hooks(dev ? *dev : want);
-  dev = h.expression_device(tree);
-  if (!dev) {
-    // Only the destination is on a device: compute on the cpu, then upload into it.
+  const dd::DeviceHooks& h = dd::device_hooks(dd::device_of_assignment(dest, e));
+  dd::TreeHandle t(h);
+  const int root = dd::add_to_tree(h, t.tree, e);
+  const auto r = h.assign(t.tree, root, dest.defined() ? dest.storage().get() : nullptr, dtype_of<T>(),
+                          dest.sizes(), dest.strides(), dest.storage_offset(), e.shape());
+  if (r.compute_on_cpu) {  // only the destination is on a device
     Tensor<T> host = Tensor<T>::empty(dest.sizes());
     materialize(host, e);
-    dest.copy_(dd::wrap<T>(h.upload(host.data_ptr(), host.dtype(), host.sizes(), dest.device()), dest.device(),
-                           host.sizes()));
-    return;
+    h.upload_into(*dest.storage(), host.data_ptr(), dtype_of<T>(), dest.sizes(), dest.strides(),
+                  dest.storage_offset());
+  } else if (r.new_storage) {
+    dest = Tensor<T, R>(Tensor<T>(r.new_storage, e.shape(), contiguous_strides(e.shape()), 0));
   }
-  if (dest.defined() && dest.device().is_cpu()) {
-    // Device result copied into cpu memory: an explicit observation.
-    Tensor<V> r = dd::wrap<V>(h.run(*dev, tree, dtype_of<V>(), e.shape()), *dev, e.shape());
-    dest.copy_(r.cpu());
-    return;
-  }
-  if (dest.defined() && dest.device() != *dev) throw dd::mixed_devices(dest.device(), *dev);
-  if (!dest.defined()) {
-    dest = Tensor<T, R>(dd::wrap<T>(h.run(*dev, tree, dtype_of<T>(), e.shape()), *dev, e.shape()));
-    return;
-  }
-  if (!broadcastable_to(e.shape(), dest.sizes()))
-    throw ShapeError("assign: cannot write an expression of shape " + to_string(e.shape()) +
-                     " into a tensor of shape " + to_string(dest.sizes()));
-  const bool whole = dest.is_contiguous() && dest.storage_offset() == 0 &&
-                     static_cast<size_t>(dest.numel()) * sizeof(T) == dest.storage()->nbytes;
-  if (!whole)
-    throw UnsupportedOperator("writing into a view of a tensor on " + dest.device().str() +
-                              " (shape " + to_string(dest.sizes()) + ", offset " +
-                              std::to_string(dest.storage_offset()) +
-                              ") is not supported yet; write the whole tensor");
-  // The storage takes the new value; every view of it sees it (in-place semantics).
-  dest.storage()->device_handle = h.run(*dev, tree, dtype_of<T>(), dest.sizes());
 }
 
 }  // namespace detail
@@ -279,8 +248,8 @@ Tensor<T, R> Tensor<T, R>::to(const Device& device) const {
   if (this->device() == device) return *this;
   if (device.is_cpu()) return cpu();
   const Tensor<T> host = this->device().is_cpu() ? Tensor<T>(contiguous()) : Tensor<T>(cpu()).contiguous();
-  const auto& h = device::detail::device_hooks(device);
-  return Tensor<T, R>(device::detail::wrap<T>(h.upload(host.data_ptr(), dtype(), sizes_, device), device, sizes_));
+  Storage s = device::detail::device_hooks(device).upload(host.data_ptr(), dtype(), sizes_, device);
+  return Tensor<T, R>(Tensor<T>(std::move(s), sizes_, contiguous_strides(sizes_), 0));
 }
 
 }  // namespace torchtpu

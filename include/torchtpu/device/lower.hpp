@@ -30,8 +30,9 @@
 #include "../ops/compare.hpp"  // op structs (hooks)
 #include "../ops/reduce.hpp"   // op structs (hooks)
 #include "../ops/unary.hpp"    // op structs (hooks)
-#include "frontend.hpp"        // ExprTree, DeviceHooks
+#include "frontend.hpp"        // DeviceHooks, NodeInfo
 #include "graph.hpp"           // PendingGraph, Statement, Emitter, upload, view_of
+#include "tree.hpp"            // ExprTree, assign_tree
 
 namespace torchtpu {
 namespace device::detail {
@@ -410,6 +411,12 @@ inline std::shared_ptr<DeviceArray> record_tree(const std::shared_ptr<PendingGra
   st.sig += static_cast<char>('0' + static_cast<int>(prec));
   collect_inputs(*g, *t, st.inputs, st.sig);
   st.op_name = node_name(t->nodes.at(static_cast<size_t>(t->root)));
+  // The closure keeps the leaves' views but not their storage: the statement's inputs are
+  // its Refs, and a pending intermediate must not stay alive (and become an output of the
+  // flushed program) only because a later statement's closure holds it.
+  auto detached = std::make_shared<ExprTree>(*t);
+  for (TreeLeaf& l : detached->leaves) l.storage.reset();
+  t = std::move(detached);
   st.emit = [t, dtype, out_dims = to_vec(out), prec](Emitter& em) {
     Value v = lower_node(em, *t, t->root, prec);
     return broadcast_to(em.builder(), convert_to(em.builder(), v, dtype), out_dims);
@@ -468,19 +475,35 @@ inline std::shared_ptr<void> run_tree(const Device& dev, const ExprTree& t, Scal
   return run_split(g, t, t.root, dtype, out);
 }
 
+inline void device_download(const std::shared_ptr<void>& a, void* dst, size_t bytes) {
+  download(std::static_pointer_cast<DeviceArray>(a), dst, bytes);
+}
+
 inline void install_runtime() {
+  static const TreeRunner runner{&tree_device, &run_tree, &device_download};
   static const DeviceHooks table{
-      &tree_device,
-      &run_tree,
-      [](const void* host, ScalarType dtype, const Dims& dims, const Device& d) -> std::shared_ptr<void> {
-        return upload(host, dtype, to_vec(dims), d);
+      [] { return static_cast<void*>(new ExprTree()); },
+      [](void* t) { delete static_cast<ExprTree*>(t); },
+      [](void* t, const Storage& s, ScalarType dtype, const Device& dev, const Dims& sizes, const Dims& strides,
+         int64_t offset) { return static_cast<ExprTree*>(t)->add_leaf(TreeLeaf{s, dtype, dev, sizes, strides, offset}); },
+      [](void* t, const NodeInfo& n) { return static_cast<ExprTree*>(t)->add_info(n); },
+      [](void* t, int root, StorageImpl* dest, ScalarType dtype, const Dims& sizes, const Dims& strides, int64_t offset,
+         const Dims& shape) {
+        auto& tree = *static_cast<ExprTree*>(t);
+        tree.root = root;
+        return assign_tree(runner, tree, dest, dtype, sizes, strides, offset, shape);
       },
-      [](const std::shared_ptr<void>& a, void* dst, size_t bytes) {
-        download(std::static_pointer_cast<DeviceArray>(a), dst, bytes);
+      [](StorageImpl& dest, const void* host, ScalarType dtype, const Dims& sizes, const Dims& strides, int64_t offset) {
+        if (!covers_storage(dest, dtype, sizes, strides, offset)) partial_device_write(dest, sizes, offset);
+        dest.device_handle = upload(host, dtype, to_vec(sizes), dest.device);
+      },
+      [](const void* host, ScalarType dtype, const Dims& dims, const Device& d) {
+        return wrap_storage(upload(host, dtype, to_vec(dims), d), d, dims, dtype_size(dtype));
       },
       [] {
         for (auto& g : all_graphs()) g->flush();
       },
+      &device_download,
   };
   device_hooks_slot.store(&table, std::memory_order_release);
 }

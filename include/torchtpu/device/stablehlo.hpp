@@ -102,7 +102,7 @@ inline std::string tensor_type(const Value& v) { return tensor_type(v.dtype, v.d
 /// Shape text for error messages: `[2, 3]`.
 inline std::string shape_str(std::span<const int64_t> dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) { s += i ? ", " : ""; s += std::to_string(dims[i]); }
   return s + "]";
 }
 
@@ -384,8 +384,8 @@ class Builder {
           throw ShapeError("concatenate: shapes " + shape_str(xs[0].dims) + " and " +
                            shape_str(xs[i].dims) + " differ outside dim " + std::to_string(dim));
       dims[static_cast<size_t>(dim)] += xs[i].dims[static_cast<size_t>(dim)];
-      ops += (i ? ", " : "") + name(xs[i]);
-      types += (i ? ", " : "") + tensor_type(xs[i]);
+      { ops += i ? ", " : ""; ops += name(xs[i]); }
+      { types += i ? ", " : ""; types += tensor_type(xs[i]); }
     }
     Value r = make(xs[0].dtype, std::move(dims));
     emit(r, "stablehlo.concatenate " + ops + ", dim = " + std::to_string(dim) + " : (" + types +
@@ -458,12 +458,12 @@ class Builder {
         "module @torchtpu attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
         "  func.func public @main(";
     for (size_t i = 0; i < params_.size(); ++i)
-      s += (i ? ", " : "") + name(params_[i]) + ": " + tensor_type(params_[i]);
+      { s += i ? ", " : ""; s += name(params_[i]) + ": " + tensor_type(params_[i]); }
     s += ") -> ";
     std::string rtypes, rnames;
     for (size_t i = 0; i < results_.size(); ++i) {
-      rtypes += (i ? ", " : "") + tensor_type(results_[i]);
-      rnames += (i ? ", " : "") + name(results_[i]);
+      { rtypes += i ? ", " : ""; rtypes += tensor_type(results_[i]); }
+      { rnames += i ? ", " : ""; rnames += name(results_[i]); }
     }
     s += results_.size() == 1 ? rtypes : "(" + rtypes + ")";
     s += " {\n" + body_;
@@ -518,7 +518,7 @@ class Builder {
                                     const std::vector<int64_t>& dims, size_t axis, size_t& pos) {
     if (axis == dims.size()) return literal(data[pos++], t);
     std::string s = "[";
-    for (int64_t i = 0; i < dims[axis]; ++i) s += (i ? ", " : "") + nested_literal(data, t, dims, axis + 1, pos);
+    for (int64_t i = 0; i < dims[axis]; ++i) { s += i ? ", " : ""; s += nested_literal(data, t, dims, axis + 1, pos); }
     return s + "]";
   }
   static std::string reducer_name(ReduceOp op) {

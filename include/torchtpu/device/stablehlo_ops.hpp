@@ -185,7 +185,7 @@ inline Value Builder::convolution(const Value& lhs, const Value& rhs, const Conv
     l[static_cast<size_t>(feat)] = std::string(1, f);
     for (size_t i = 0; i < ns; ++i) l[static_cast<size_t>(sp[i])] = std::to_string(i);
     std::string s = "[";
-    for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + l[i];
+    for (size_t i = 0; i < l.size(); ++i) { s += i ? ", " : ""; s += l[i]; }
     return s + "]";
   };
   Value r = make(o.result_type.value_or(lhs.dtype), std::move(out));

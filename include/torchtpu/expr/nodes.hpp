@@ -5,6 +5,7 @@
 #include <string>       // std::string
 #include <tuple>        // std::tuple
 #include <type_traits>  // std::decay_t
+#include <utility>      // std::index_sequence
 
 #include "../core/dtype.hpp"    // promote_types, dtype_of, scalar_type_to
 #include "../core/forward.hpp"  // expression
@@ -100,6 +101,14 @@ struct promote_tail<1, A0, Args...> {
 /// An elementwise n-ary map (`a + b`, `exp(x)`, `where(c, a, b)`, casts) with NumPy
 /// broadcasting. `compute_type` is what operands are converted to (arithmetic happens in its
 /// opmath type); `value_type` is the element type produced.
+/// Calls `f(x)` for each element `x` of tuple `t`, in order: std::apply's job for a fold,
+/// without its invoke machinery (cheaper to compile; every expression walk uses it).
+template <class Tuple, class F>
+constexpr void for_each_in(Tuple& t, F&& f) {
+  [&]<size_t... I>(std::index_sequence<I...>) { (f(std::get<I>(t)), ...); }(
+      std::make_index_sequence<std::tuple_size_v<std::remove_const_t<Tuple>>>{});
+}
+
 /// **Errors:** ShapeError from the constructor when operand shapes do not broadcast.
 template <class Op, expression... Args>
 struct MapNode : ExprBase<MapNode<Op, Args...>> {
@@ -119,7 +128,7 @@ struct MapNode : ExprBase<MapNode<Op, Args...>> {
       shape_ = first ? s : broadcast_shapes(shape_, s, Op::name);
       first = false;
     };
-    std::apply([&](const auto&... x) { (fold(x.shape()), ...); }, args);
+    for_each_in(args, [&](const auto& x) { fold(x.shape()); });
   }
   const Dims& shape() const noexcept { return shape_; }
 

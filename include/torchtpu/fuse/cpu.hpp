@@ -11,7 +11,8 @@
 #include "evaluator.hpp"       // Evaluator, for_each_operand
 #include "gemm.hpp"            // gemm_rows
 #include "plan.hpp"            // LoopPlan
-#include "vec_eval.hpp"        // with_region_loop (vector loops, threads)
+#include "elementwise.hpp"     // RegionJob, block kernels (elementwise regions)
+#include "vec_eval.hpp"        // VecEval (reductions, softmax)
 #include "vec_reduce.hpp"      // vector reductions and softmax
 
 namespace torchtpu::detail {
@@ -98,12 +99,14 @@ bool overlaps_any(const Tensor<T, R>& dest, const E& e) {
 /// and split over the thread pool when the region allows (fuse/vec_eval.hpp).
 template <element T, int R, expression E>
 void elementwise_into(const Tensor<T, R>& dest, const E& e, const EvalContext& ctx = {}) {
-  LoopPlan p = make_plan(dest.sizes());
+  RegionJob j;
+  j.plan = make_plan(dest.sizes());
   OperandLayouts ops;
   ops.add(dest.sizes(), dest.strides());
   collect_layouts(e, ops);
-  coalesce(p, ops);
-  with_region_loop(dest, e, p, ctx, [&](const auto& loop) { loop.run_parallel(0, plan_rows(p)); });
+  coalesce(j.plan, ops);
+  prepare_region(j, dest, e, ctx);
+  run_region(j);
 }
 
 // ---- reductions ------------------------------------------------------------------------
@@ -473,7 +476,7 @@ const void* find_contract(const E& e, const Dims*& shape) {
     return &e;
   } else if constexpr (requires { e.args; }) {
     const void* found = nullptr;
-    std::apply([&](const auto&... a) { ((found = found ? found : find_contract(a, shape)), ...); }, e.args);
+    for_each_in(e.args, [&](const auto& a) { found = found ? found : find_contract(a, shape); });
     return found;
   } else {
     return nullptr;
@@ -487,7 +490,7 @@ bool with_contract(const E& e, const void* target, F&& f) {
     return false;
   } else if constexpr (requires { e.args; }) {
     bool done = false;
-    std::apply([&](const auto&... a) { ((done = done || with_contract(a, target, f)), ...); }, e.args);
+    for_each_in(e.args, [&](const auto& a) { done = done || with_contract(a, target, f); });
     return done;
   } else {
     return false;
@@ -520,12 +523,12 @@ bool try_matmul_epilogue(const Tensor<T, R>& dest, const E& e) {
         if (overlaps_any(dest, node.a) || overlaps_any(dest, node.b)) return;
         ok = true;
         const EvalContext ctx{c, dest.data_ptr(), dest.sizes(), dest.strides()};
-        const LoopPlan p = make_plan(dest.sizes());
-        const int64_t n = p.sizes[p.rank - 1];
-        with_region_loop(dest, e, p, ctx, [&](const auto& loop) {
-          // each finished block of rows, on the thread that computed it, while in cache
-          matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1) { loop.run(r0, r1, 0, n); });
-        });
+        RegionJob j;
+        j.plan = make_plan(dest.sizes());
+        const int64_t n = j.plan.sizes[j.plan.rank - 1];
+        prepare_region(j, dest, e, ctx);
+        // each finished block of rows, on the thread that computed it, while in cache
+        matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1) { run_region_rows(j, r0, r1, 0, n); });
       }
     });
     return ok;

@@ -139,7 +139,7 @@ void for_each_operand(const E& e, F&& f, G&& g) {
   } else if constexpr (is_weak_scalar<E>) {
     // numbers occupy no memory
   } else if constexpr (requires { e.args; }) {
-    std::apply([&](const auto&... a) { (for_each_operand(a, f, g), ...); }, e.args);
+    for_each_in(e.args, [&](const auto& a) { for_each_operand(a, f, g); });
   } else {
     g(e);
   }

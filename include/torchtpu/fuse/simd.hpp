@@ -6,7 +6,7 @@
 #include <cstdlib>  // std::getenv
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>  // AVX-512 intrinsics (usable under a target attribute)
+#include "intrin.hpp"  // AVX-512 intrinsics (usable under a target attribute)
 #define TORCHTPU_HAS_AVX512_PATH 1
 #else
 #define TORCHTPU_HAS_AVX512_PATH 0

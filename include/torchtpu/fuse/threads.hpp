@@ -1,29 +1,31 @@
 // torchtpu/fuse/threads.hpp — the CPU thread pool and its policy: set_num_threads /
 // get_num_threads, the TORCHTPU_NUM_THREADS variable, and parallel_for with static chunks.
 #pragma once
-#include <atomic>              // std::atomic
-#include <condition_variable>  // std::condition_variable
-#include <algorithm>           // std::min
-#include <cstdint>             // int64_t
-#include <exception>           // std::exception_ptr
-#include <cstdlib>             // std::getenv, std::atoi
-#include <mutex>               // std::mutex
-#include <thread>              // std::thread
-#include <type_traits>         // std::remove_reference_t
+#include <pthread.h>  // pthread_create, pthread_join (POSIX threads)
+#include <unistd.h>   // sysconf(_SC_NPROCESSORS_ONLN)
 
-#include <vector>              // std::vector
+#include <algorithm>    // std::min
+#include <atomic>       // std::atomic (wait / notify_all: C++20)
+#include <cstdint>      // int64_t
+#include <cstdlib>      // std::getenv, std::atoi
+#include <exception>    // std::exception_ptr
+#include <type_traits>  // std::remove_reference_t
+#include <vector>       // std::vector
 
 namespace torchtpu {
 namespace detail {
 
 /// The process-wide pool. Policy (see docs/cpu-engine.md):
-/// - size: `TORCHTPU_NUM_THREADS` if set (>= 1), else the number of hardware threads;
+/// - size: `TORCHTPU_NUM_THREADS` if set (>= 1), else the number of online processors;
 ///   `set_num_threads(n)` changes it (n - 1 workers plus the calling thread);
 /// - one parallel region at a time: a call from inside a parallel region, or from a second
 ///   service thread while another region runs, executes serially on its own thread — so
 ///   torchtpu never runs more than `num_threads` threads of its own plus the callers' threads;
 /// - chunks are static (chunk i of `n` always covers the same range), so results that depend
 ///   on chunking (reductions) are deterministic for a given thread count.
+///
+/// Built on POSIX threads and C++20 atomic wait/notify rather than <thread>, <mutex> and
+/// <condition_variable>, which every translation unit would otherwise parse (compile time).
 class ThreadPool {
  public:
   using Task = void (*)(void* ctx, int64_t chunk, int64_t nchunks);
@@ -37,25 +39,26 @@ class ThreadPool {
 
   void resize(int n) {
     if (n < 1) n = 1;
-    std::lock_guard<std::mutex> busy(busy_);
+    lock_busy();
     stop_workers();
     size_.store(n);
     start_workers();
+    unlock_busy();
   }
 
   /// Runs `task(ctx, i, nchunks)` for every i in [0, nchunks) on the calling thread and the
   /// workers; returns when all are done. Serial when nested or while the pool is busy.
   void run(Task task, void* ctx, int64_t nchunks) {
-    if (nchunks <= 1 || in_region() || size() <= 1 || !busy_.try_lock()) {
+    if (nchunks <= 1 || in_region() || size() <= 1 || busy_.exchange(true, std::memory_order_acquire)) {
       for (int64_t i = 0; i < nchunks; ++i) task(ctx, i, nchunks);
       return;
     }
-    std::lock_guard<std::mutex> busy(busy_, std::adopt_lock);
-    dispatch(task, ctx, nchunks);
+    dispatch(task, ctx, nchunks);  // does not throw: tasks catch their own exceptions
+    unlock_busy();
   }
 
   ~ThreadPool() {
-    std::lock_guard<std::mutex> busy(busy_);
+    lock_busy();
     stop_workers();
   }
 
@@ -66,13 +69,22 @@ class ThreadPool {
 
  private:
   ThreadPool() {
-    int n = int(std::thread::hardware_concurrency());
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (const char* env = std::getenv("TORCHTPU_NUM_THREADS")) {
       const int v = std::atoi(env);
       if (v >= 1) n = v;
     }
-    size_.store(n < 1 ? 1 : n);
+    size_.store(n < 1 ? 1 : int(n));
     start_workers();
+  }
+
+  // `busy_` is held by the thread running a parallel region (a lock that waits by futex).
+  void lock_busy() {
+    while (busy_.exchange(true, std::memory_order_acquire)) busy_.wait(true, std::memory_order_relaxed);
+  }
+  void unlock_busy() {
+    busy_.store(false, std::memory_order_release);
+    busy_.notify_all();
   }
 
   // Chunks are claimed dynamically (a caller never waits for a worker that has not started:
@@ -90,17 +102,16 @@ class ThreadPool {
   }
 
   void dispatch(Task task, void* ctx, int64_t n) {
-    uint64_t gen;
-    {
-      std::lock_guard<std::mutex> lk(m_);
-      task_ = task;
-      ctx_ = ctx;
-      nchunks_ = n;
-      done_.store(0, std::memory_order_relaxed);
-      gen = gen_.fetch_add(1, std::memory_order_acq_rel) + 1;
-      state_.store((gen & 0xffffffffu) << 32, std::memory_order_release);
-    }
-    cv_.notify_all();
+    // The region's fields are published before its generation (release); a worker reads the
+    // generation (acquire) and then the fields, so it never sees an older task than its gen.
+    task_.store(task, std::memory_order_relaxed);
+    ctx_.store(ctx, std::memory_order_relaxed);
+    nchunks_.store(n, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    const uint64_t gen = gen_.load(std::memory_order_relaxed) + 1;
+    state_.store((gen & 0xffffffffu) << 32, std::memory_order_release);
+    gen_.store(gen, std::memory_order_release);
+    gen_.notify_all();
     in_region() = true;
     for (int64_t i; (i = claim(gen, n)) >= 0;) {
       task(ctx, i, n);
@@ -115,7 +126,7 @@ class ThreadPool {
     }
   }
 
-  void worker(int, uint64_t seen) {
+  void worker(uint64_t seen) {
     in_region() = true;
     for (;;) {
       // spin a little before sleeping: back-to-back regions (GEMM panels) wake fast
@@ -127,21 +138,15 @@ class ThreadPool {
         __builtin_ia32_pause();
 #endif
       }
-      if (g == seen && !stop_.load(std::memory_order_relaxed)) {
-        std::unique_lock<std::mutex> lk(m_);
-        cv_.wait(lk, [&] { return gen_.load(std::memory_order_acquire) != seen || stop_.load(); });
+      while (g == seen && !stop_.load(std::memory_order_acquire)) {
+        gen_.wait(seen, std::memory_order_acquire);
+        g = gen_.load(std::memory_order_acquire);
       }
-      if (stop_.load()) return;
-      Task t;
-      void* c;
-      int64_t n;
-      {
-        std::lock_guard<std::mutex> lk(m_);
-        seen = gen_.load(std::memory_order_acquire);  // read with the task it belongs to
-        t = task_;
-        c = ctx_;
-        n = nchunks_;
-      }
+      if (stop_.load(std::memory_order_acquire)) return;
+      seen = g;
+      const Task t = task_.load(std::memory_order_relaxed);
+      void* const c = ctx_.load(std::memory_order_relaxed);
+      const int64_t n = nchunks_.load(std::memory_order_relaxed);
       for (int64_t i; (i = claim(seen, n)) >= 0;) {
         t(c, i, n);
         done_.fetch_add(1, std::memory_order_acq_rel);
@@ -149,50 +154,62 @@ class ThreadPool {
     }
   }
 
+  struct Start {
+    ThreadPool* pool;
+    uint64_t gen;
+  };
+  static void* thread_main(void* arg) {
+    const Start s = *static_cast<Start*>(arg);
+    delete static_cast<Start*>(arg);
+    s.pool->worker(s.gen);
+    return nullptr;
+  }
+
   void start_workers() {
     stop_.store(false);
     const uint64_t g = gen_.load();  // read before any region can start
-    for (int i = 1; i < size(); ++i) workers_.emplace_back([this, i, g] { worker(i, g); });
+    for (int i = 1; i < size(); ++i) {
+      pthread_t tid;
+      auto* arg = new Start{this, g};
+      if (pthread_create(&tid, nullptr, &thread_main, arg) != 0) {
+        delete arg;  // no more threads available: run with the ones we have
+        size_.store(i);
+        break;
+      }
+      workers_.push_back(tid);
+    }
   }
   void stop_workers() {
-    {
-      std::lock_guard<std::mutex> lk(m_);
-      stop_.store(true);
-    }
-    cv_.notify_all();
-    for (auto& w : workers_) w.join();
+    stop_.store(true, std::memory_order_release);
+    gen_.fetch_add(1, std::memory_order_acq_rel);  // wakes sleepers; no region runs (busy held)
+    gen_.notify_all();
+    for (pthread_t w : workers_) pthread_join(w, nullptr);
     workers_.clear();
   }
 
   std::atomic<int> size_{1};
-  std::mutex busy_;  // held by the thread running a parallel region
-  std::mutex m_;
-  std::condition_variable cv_;
+  std::atomic<bool> busy_{false};
   std::atomic<uint64_t> gen_{0};
   std::atomic<int64_t> done_{0};
   std::atomic<uint64_t> state_{0};
   std::atomic<bool> stop_{false};
-  Task task_ = nullptr;
-  void* ctx_ = nullptr;
-  int64_t nchunks_ = 0;
-  std::vector<std::thread> workers_;
+  std::atomic<Task> task_{nullptr};
+  std::atomic<void*> ctx_{nullptr};
+  std::atomic<int64_t> nchunks_{0};
+  std::vector<pthread_t> workers_;
 };
 
-/// Splits [0, n) into `nchunks` equal ranges (aligned to `align`) and runs
-/// `f(begin, end)` for each, in parallel. The first exception thrown by `f` is rethrown
-/// on the calling thread once every chunk has finished.
-template <class F>
-void parallel_chunks(int64_t n, int64_t nchunks, int64_t align, F&& f) {
-  if (n <= 0) return;
-  if (nchunks < 1) nchunks = 1;
-  if (nchunks == 1) { f(int64_t(0), n); return; }
+/// The untyped body of `parallel_chunks` (compiled once, not once per caller's lambda).
+inline void parallel_chunks_impl(int64_t n, int64_t nchunks, int64_t align, void (*call)(void*, int64_t, int64_t),
+                                 void* fn) {
   struct Ctx {
-    std::remove_reference_t<F>* f;
+    void (*call)(void*, int64_t, int64_t);
+    void* fn;
     int64_t n, align;
     std::atomic<bool> failed{false};
     std::exception_ptr error;
   };
-  Ctx ctx{&f, n, align, {false}, nullptr};
+  Ctx ctx{call, fn, n, align, {false}, nullptr};
   ThreadPool::instance().run(
       [](void* c, int64_t i, int64_t k) {
         auto* x = static_cast<Ctx*>(c);
@@ -201,13 +218,29 @@ void parallel_chunks(int64_t n, int64_t nchunks, int64_t align, F&& f) {
         const int64_t e = std::min(x->n, units * (i + 1) / k * x->align);
         if (b >= e) return;
         try {
-          (*x->f)(b, e);
+          x->call(x->fn, b, e);
         } catch (...) {
           if (!x->failed.exchange(true)) x->error = std::current_exception();
         }
       },
       &ctx, nchunks);
   if (ctx.error) std::rethrow_exception(ctx.error);
+}
+
+/// Splits [0, n) into `nchunks` equal ranges (aligned to `align`) and runs
+/// `f(begin, end)` for each, in parallel. The first exception thrown by `f` is rethrown
+/// on the calling thread once every chunk has finished.
+template <class F>
+void parallel_chunks(int64_t n, int64_t nchunks, int64_t align, F&& f) {
+  if (n <= 0) return;
+  if (nchunks <= 1) {
+    f(int64_t(0), n);
+    return;
+  }
+  using Fn = std::remove_reference_t<F>;
+  parallel_chunks_impl(
+      n, nchunks, align, [](void* p, int64_t b, int64_t e) { (*static_cast<Fn*>(p))(b, e); },
+      const_cast<void*>(static_cast<const void*>(&f)));
 }
 
 /// Number of chunks for `work` units of cost when each thread should get at least `grain`.

@@ -1,6 +1,7 @@
-// torchtpu/fuse/vec_eval.hpp — the vectorized form of an elementwise region: a tree of
-// evaluators producing 16 lanes at a time, and the row loops (contiguous fast path, strided
-// and broadcast operands gathered along the inner axis, masked tail) run on the thread pool.
+// torchtpu/fuse/vec_eval.hpp — the vectorized evaluator tree that reductions and softmax use to
+// read their elementwise producers 16 lanes at a time (contiguous, broadcast or gathered along
+// the inner axis), and the test of whether a region has a vector form. Plain elementwise
+// regions use the block kernels of fuse/elementwise.hpp instead.
 #pragma once
 #include <algorithm>    // std::min
 #include <concepts>     // std::same_as
@@ -134,95 +135,9 @@ struct VecEval<MapNode<Op, Args...>> {
   }
 };
 
-/// dest rows [r0, r1), columns [c0, c1) of the plan = the region, 16 lanes at a time.
-template <class T, class E>
-TORCHTPU_SIMD_KERNEL void vec_rows(VecEval<E>& ev, StridedReader<T>& out, const LoopPlan& p, int64_t r0,
-                                   int64_t r1, int64_t c0, int64_t c1) {
-  int64_t idx[max_rank] = {};
-  for (int64_t row = r0; row < r1; ++row) {
-    unflatten_row(p, row, idx);
-    ev.set_row(idx);
-    out.set_row(idx);
-    T* d = const_cast<T*>(out.row);
-    const int64_t ds = out.inner;
-    int64_t i = c0;
-    for (; i + 16 <= c1; i += 16) store_row(d, ds, i, ev.load(i, 16), 16);
-    if (i < c1) store_row(d, ds, i, ev.load(i, c1 - i), c1 - i);
-  }
-}
 #endif
-
-/// Scalar form of the same loop (every other element type, or a CPU without AVX-512).
-template <class T, class E>
-void scalar_rows(Evaluator<E>& ev, StridedReader<T>& out, const LoopPlan& p, int64_t r0, int64_t r1,
-                 int64_t c0, int64_t c1) {
-  int64_t idx[max_rank] = {};
-  for (int64_t row = r0; row < r1; ++row) {
-    unflatten_row(p, row, idx);
-    ev.set_row(idx);
-    out.set_row(idx);
-    T* d = const_cast<T*>(out.row);
-    const int64_t ds = out.inner;
-    if (ds == 1) {
-      for (int64_t i = c0; i < c1; ++i) d[i] = convert<T>(ev.at(i));
-    } else {
-      for (int64_t i = c0; i < c1; ++i) d[i * ds] = convert<T>(ev.at(i));
-    }
-  }
-}
 
 /// Elements per thread below which a region stays on one thread.
 inline constexpr int64_t elementwise_grain = 65536;
-
-/// One elementwise region ready to run over any rows of its plan: the evaluator tree is built
-/// (and nested non-elementwise nodes materialized) once; each run works on a copy, so runs
-/// may go on in several threads at once. Per-element results do not depend on the split.
-template <class T, class E, bool Vec>
-struct RegionLoop {
-  using Ev = std::conditional_t<Vec, VecEval<E>, Evaluator<E>>;
-  Ev base;
-  StridedReader<T> out0;
-  const LoopPlan& p;
-  RegionLoop(T* dest, const Dims& sizes, const Dims& strides, const E& e, const LoopPlan& plan,
-             const EvalContext& ctx)
-      : base(e, plan, ctx), out0(dest, sizes, strides, plan), p(plan) {}
-
-  /// Rows [r0, r1), columns [c0, c1), on this thread.
-  void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
-    Ev ev = base;
-    StridedReader<T> out = out0;
-#if TORCHTPU_HAS_AVX512_PATH
-    if constexpr (Vec) vec_rows<T, E>(ev, out, p, r0, r1, c0, c1);
-    else scalar_rows<T, E>(ev, out, p, r0, r1, c0, c1);
-#else
-    scalar_rows<T, E>(ev, out, p, r0, r1, c0, c1);
-#endif
-  }
-  /// Rows [r0, r1), split over the pool when large enough.
-  void run_parallel(int64_t r0, int64_t r1) const {
-    const int64_t n = p.sizes[p.rank - 1], rows = r1 - r0;
-    const int64_t nchunks = chunks_for(rows * n, elementwise_grain);
-    if (nchunks <= 1) run(r0, r1, 0, n);
-    else if (rows >= nchunks) parallel_chunks(rows, nchunks, 1, [&](int64_t b, int64_t e) { run(r0 + b, r0 + e, 0, n); });
-    else parallel_chunks(n, nchunks, 16, [&](int64_t b, int64_t e) { run(r0, r1, b, e); });
-  }
-};
-
-/// Calls `f(loop)` with the RegionLoop for `e` into `dest` over plan `p`: the vector form when
-/// the region, the destination type and the CPU allow it, else the scalar form.
-template <element T, int R, class E, class F>
-void with_region_loop(const Tensor<T, R>& dest, const E& e, const LoopPlan& p, const EvalContext& ctx, F&& f) {
-#if TORCHTPU_HAS_AVX512_PATH
-  if constexpr (vec_storage<T> && vectorizable<E>()) {
-    if (cpu_has_avx512()) {
-      const RegionLoop<T, E, true> loop(dest.data_ptr(), dest.sizes(), dest.strides(), e, p, ctx);
-      f(loop);
-      return;
-    }
-  }
-#endif
-  const RegionLoop<T, E, false> loop(dest.data_ptr(), dest.sizes(), dest.strides(), e, p, ctx);
-  f(loop);
-}
 
 }  // namespace torchtpu::detail

@@ -251,7 +251,7 @@ inline size_t npy_byte_count(const std::vector<int64_t>& shape, size_t elem_size
 
 inline std::string npy_shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) { s += i ? ", " : ""; s += std::to_string(shape[i]); }
   return s + "]";
 }
 
@@ -345,7 +345,7 @@ inline std::vector<std::byte> to_npy_bytes(ScalarType dtype, std::span<const int
                      detail::npy_shape_text(dims) + " of " + std::string(dtype_name(dtype)) + " needs " +
                      std::to_string(bytes));
   std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < dims.size(); ++i) dict += (i ? ", " : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) { dict += i ? ", " : ""; dict += std::to_string(dims[i]); }
   dict += dims.size() == 1 ? ",), }" : "), }";
   // magic (6) + version (2) + length (2 or 4) + dict + spaces + '\n', a multiple of 64.
   auto padded = [&](size_t prefix) { return (prefix + dict.size() + 1 + 63) / 64 * 64; };

@@ -54,7 +54,7 @@ void eval_into(const FloatTensor& dest, const Epilogue& ep, const E& e) {
 
 inline std::string list_str(const std::vector<int64_t>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) { s += i ? ", " : ""; s += std::to_string(v[i]); }
   return s + "]";
 }
 

@@ -135,31 +135,31 @@ struct MaximumOp : same_type_policy {
 };
 
 template <class A, class B>
-  requires binary_operands<A, B>
-auto add(const A& a, const B& b) { return make_map(AddOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto add(A&& a, B&& b) { return make_map(AddOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto sub(const A& a, const B& b) { return make_map(SubOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto sub(A&& a, B&& b) { return make_map(SubOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto mul(const A& a, const B& b) { return make_map(MulOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto mul(A&& a, B&& b) { return make_map(MulOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto div(const A& a, const B& b) { return make_map(DivOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto div(A&& a, B&& b) { return make_map(DivOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto floor_divide(const A& a, const B& b) { return make_map(FloorDivideOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto floor_divide(A&& a, B&& b) { return make_map(FloorDivideOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto remainder(const A& a, const B& b) { return make_map(RemainderOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto remainder(A&& a, B&& b) { return make_map(RemainderOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto pow(const A& a, const B& b) { return make_map(PowOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto pow(A&& a, B&& b) { return make_map(PowOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto minimum(const A& a, const B& b) { return make_map(MinimumOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto minimum(A&& a, B&& b) { return make_map(MinimumOp{}, std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B>
-auto maximum(const A& a, const B& b) { return make_map(MaximumOp{}, a, b); }
+  requires binary_operands<bare<A>, bare<B>>
+auto maximum(A&& a, B&& b) { return make_map(MaximumOp{}, std::forward<A>(a), std::forward<B>(b)); }
 
 }  // namespace torchtpu

@@ -88,43 +88,43 @@ struct CastOp {
   template <class M> constexpr M operator()(M a) const { return a; }
 };
 
-template <class A, class B> requires binary_operands<A, B>
-auto eq(const A& a, const B& b) { return make_map(EqOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto ne(const A& a, const B& b) { return make_map(NeOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto lt(const A& a, const B& b) { return make_map(LtOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto le(const A& a, const B& b) { return make_map(LeOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto gt(const A& a, const B& b) { return make_map(GtOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto ge(const A& a, const B& b) { return make_map(GeOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto logical_and(const A& a, const B& b) { return make_map(LogicalAndOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto logical_or(const A& a, const B& b) { return make_map(LogicalOrOp{}, a, b); }
-template <expression X>
-auto logical_not(const X& x) { return make_map(LogicalNotOp{}, x); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto eq(A&& a, B&& b) { return make_map(EqOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto ne(A&& a, B&& b) { return make_map(NeOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto lt(A&& a, B&& b) { return make_map(LtOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto le(A&& a, B&& b) { return make_map(LeOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto gt(A&& a, B&& b) { return make_map(GtOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto ge(A&& a, B&& b) { return make_map(GeOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto logical_and(A&& a, B&& b) { return make_map(LogicalAndOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto logical_or(A&& a, B&& b) { return make_map(LogicalOrOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class X> requires expression<bare<X>>
+auto logical_not(X&& x) { return make_map(LogicalNotOp{}, std::forward<X>(x)); }
 
 /// Element types the bitwise operators accept.
 template <class E>
 concept bitwise_expression = expression<E> && (std::same_as<typename E::value_type, bool> ||
                                                integral_element<typename E::value_type>);
-template <class A, class B> requires binary_operands<A, B>
-auto bitwise_and(const A& a, const B& b) { return make_map(BitwiseAndOp{}, a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto bitwise_or(const A& a, const B& b) { return make_map(BitwiseOrOp{}, a, b); }
-template <bitwise_expression X>
-auto bitwise_not(const X& x) { return make_map(BitwiseNotOp{}, x); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto bitwise_and(A&& a, B&& b) { return make_map(BitwiseAndOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto bitwise_or(A&& a, B&& b) { return make_map(BitwiseOrOp{}, std::forward<A>(a), std::forward<B>(b)); }
+template <class X> requires bitwise_expression<bare<X>>
+auto bitwise_not(X&& x) { return make_map(BitwiseNotOp{}, std::forward<X>(x)); }
 
 /// `cond ? a : b` elementwise, broadcasting all three.
 template <class C, class A, class B>
-  requires expression<C> && operand_like<A> && operand_like<B>
-auto where(const C& cond, const A& a, const B& b) { return make_map(WhereOp{}, cond, a, b); }
+  requires expression<bare<C>> && operand_like<bare<A>> && operand_like<bare<B>>
+auto where(C&& cond, A&& a, B&& b) { return make_map(WhereOp{}, std::forward<C>(cond), std::forward<A>(a), std::forward<B>(b)); }
 
 /// Cast to element type `U` (lazy): `to<double>(x)` or `x.to<double>()`.
-template <element U, expression X>
-auto to(const X& x) { return make_map(CastOp<U>{}, x); }
+template <element U, class X> requires expression<bare<X>>
+auto to(X&& x) { return make_map(CastOp<U>{}, std::forward<X>(x)); }
 
 }  // namespace torchtpu

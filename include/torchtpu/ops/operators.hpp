@@ -6,43 +6,43 @@
 
 namespace torchtpu {
 
-template <class A, class B> requires binary_operands<A, B>
-auto operator+(const A& a, const B& b) { return add(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator-(const A& a, const B& b) { return sub(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator*(const A& a, const B& b) { return mul(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator/(const A& a, const B& b) { return div(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator%(const A& a, const B& b) { return remainder(a, b); }
-template <expression X>
-auto operator-(const X& x) { return neg(x); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator+(A&& a, B&& b) { return add(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator-(A&& a, B&& b) { return sub(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator*(A&& a, B&& b) { return mul(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator/(A&& a, B&& b) { return div(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator%(A&& a, B&& b) { return remainder(std::forward<A>(a), std::forward<B>(b)); }
+template <class X> requires expression<bare<X>>
+auto operator-(X&& x) { return neg(std::forward<X>(x)); }
 
-template <class A, class B> requires binary_operands<A, B>
-auto operator==(const A& a, const B& b) { return eq(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator!=(const A& a, const B& b) { return ne(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator<(const A& a, const B& b) { return lt(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator<=(const A& a, const B& b) { return le(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator>(const A& a, const B& b) { return gt(a, b); }
-template <class A, class B> requires binary_operands<A, B>
-auto operator>=(const A& a, const B& b) { return ge(a, b); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator==(A&& a, B&& b) { return eq(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator!=(A&& a, B&& b) { return ne(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator<(A&& a, B&& b) { return lt(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator<=(A&& a, B&& b) { return le(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator>(A&& a, B&& b) { return gt(std::forward<A>(a), std::forward<B>(b)); }
+template <class A, class B> requires binary_operands<bare<A>, bare<B>>
+auto operator>=(A&& a, B&& b) { return ge(std::forward<A>(a), std::forward<B>(b)); }
 
 template <class A, class B>
-  requires binary_operands<A, B> && (bitwise_expression<A> || arithmetic_scalar<A>) &&
-           (bitwise_expression<B> || arithmetic_scalar<B>)
-auto operator&(const A& a, const B& b) { return bitwise_and(a, b); }
+  requires binary_operands<bare<A>, bare<B>> && (bitwise_expression<bare<A>> || arithmetic_scalar<bare<A>>) &&
+           (bitwise_expression<bare<B>> || arithmetic_scalar<bare<B>>)
+auto operator&(A&& a, B&& b) { return bitwise_and(std::forward<A>(a), std::forward<B>(b)); }
 template <class A, class B>
-  requires binary_operands<A, B> && (bitwise_expression<A> || arithmetic_scalar<A>) &&
-           (bitwise_expression<B> || arithmetic_scalar<B>)
-auto operator|(const A& a, const B& b) { return bitwise_or(a, b); }
-template <bitwise_expression X>
-auto operator~(const X& x) { return bitwise_not(x); }
-template <expression X>
-auto operator!(const X& x) { return logical_not(x); }
+  requires binary_operands<bare<A>, bare<B>> && (bitwise_expression<bare<A>> || arithmetic_scalar<bare<A>>) &&
+           (bitwise_expression<bare<B>> || arithmetic_scalar<bare<B>>)
+auto operator|(A&& a, B&& b) { return bitwise_or(std::forward<A>(a), std::forward<B>(b)); }
+template <class X> requires bitwise_expression<bare<X>>
+auto operator~(X&& x) { return bitwise_not(std::forward<X>(x)); }
+template <class X> requires expression<bare<X>>
+auto operator!(X&& x) { return logical_not(std::forward<X>(x)); }
 
 }  // namespace torchtpu

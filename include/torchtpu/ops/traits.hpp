@@ -1,7 +1,8 @@
 // torchtpu/ops/traits.hpp — building blocks every op struct uses: result-type policies, and
 // `operand()` which turns a C++ number into a wrapped-number node and keeps expressions by value.
 #pragma once
-#include <type_traits>  // std::decay_t, std::conditional_t
+#include <type_traits>  // std::decay_t, std::conditional_t, std::remove_cvref_t
+#include <utility>      // std::forward
 
 #include "../core/dtype.hpp"    // floating_element, opmath_t
 #include "../core/forward.hpp"  // expression, arithmetic_scalar
@@ -27,13 +28,22 @@ struct predicate_policy {
 };
 
 /// An operand as stored in a node: expressions by value, numbers as `ScalarNode`.
+/// (Rvalue expressions are moved in: building `f(g(x))` moves `g(x)`'s node into `f`'s rather
+/// than copying its tensor handles at every level.)
 template <class X>
-auto operand(const X& x) {
-  if constexpr (arithmetic_scalar<X>) return ScalarNode<scalar_element_t<X>>(scalar_element_t<X>(x));
-  else return x;
+std::remove_cvref_t<X> operand(X&& x) requires(!arithmetic_scalar<std::remove_cvref_t<X>>) {
+  return std::forward<X>(x);
+}
+template <class X>
+auto operand(const X& x) requires arithmetic_scalar<X> {
+  return ScalarNode<scalar_element_t<X>>(scalar_element_t<X>(x));
 }
 template <class X>
 using operand_t = decltype(operand(std::declval<const X&>()));
+
+/// The type of an argument taken by forwarding reference, without reference or const.
+template <class X>
+using bare = std::remove_cvref_t<X>;
 
 /// Operands of a user-facing op: expressions or numbers.
 template <class X>
@@ -47,8 +57,8 @@ concept binary_operands = operand_like<A> && operand_like<B> && (expression<A> |
 /// (`add`, `exp`, ...) are function templates rather than function objects so that ADL finds
 /// them and `using namespace torchtpu;` does not clash with `<cmath>`'s `::exp`.
 template <class Op, class... X>
-auto make_map(Op op, const X&... x) {
-  return MapNode<Op, operand_t<X>...>(op, operand(x)...);
+auto make_map(Op op, X&&... x) {
+  return MapNode<Op, operand_t<bare<X>>...>(op, operand(std::forward<X>(x))...);
 }
 
 namespace detail {

@@ -174,40 +174,40 @@ struct HardsigmoidOp : floating_policy {
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vhardsigmoid(x); }
 };
 
-template <expression X> auto neg(const X& x) { return make_map(NegOp{}, x); }
-template <expression X> auto abs(const X& x) { return make_map(AbsOp{}, x); }
-template <expression X> auto exp(const X& x) { return make_map(ExpOp{}, x); }
-template <expression X> auto log(const X& x) { return make_map(LogOp{}, x); }
-template <expression X> auto log1p(const X& x) { return make_map(Log1pOp{}, x); }
-template <expression X> auto expm1(const X& x) { return make_map(Expm1Op{}, x); }
-template <expression X> auto sqrt(const X& x) { return make_map(SqrtOp{}, x); }
-template <expression X> auto rsqrt(const X& x) { return make_map(RsqrtOp{}, x); }
-template <expression X> auto sin(const X& x) { return make_map(SinOp{}, x); }
-template <expression X> auto cos(const X& x) { return make_map(CosOp{}, x); }
-template <expression X> auto tanh(const X& x) { return make_map(TanhOp{}, x); }
-template <expression X> auto erf(const X& x) { return make_map(ErfOp{}, x); }
-template <expression X> auto sigmoid(const X& x) { return make_map(SigmoidOp{}, x); }
-template <expression X> auto relu(const X& x) { return make_map(ReluOp{}, x); }
+template <class X> requires expression<bare<X>> auto neg(X&& x) { return make_map(NegOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto abs(X&& x) { return make_map(AbsOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto exp(X&& x) { return make_map(ExpOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto log(X&& x) { return make_map(LogOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto log1p(X&& x) { return make_map(Log1pOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto expm1(X&& x) { return make_map(Expm1Op{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto sqrt(X&& x) { return make_map(SqrtOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto rsqrt(X&& x) { return make_map(RsqrtOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto sin(X&& x) { return make_map(SinOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto cos(X&& x) { return make_map(CosOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto tanh(X&& x) { return make_map(TanhOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto erf(X&& x) { return make_map(ErfOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto sigmoid(X&& x) { return make_map(SigmoidOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto relu(X&& x) { return make_map(ReluOp{}, std::forward<X>(x)); }
 /// `approximate` is "none" (erf form, default) or "tanh", as in torch.nn.functional.gelu.
 /// **Errors:** ValueError for any other string.
-template <expression X>
-auto gelu(const X& x, std::string_view approximate = "none") {
+template <class X> requires expression<bare<X>>
+auto gelu(X&& x, std::string_view approximate = "none") {
   if (approximate != "none" && approximate != "tanh")
     throw ValueError("gelu: approximate must be \"none\" or \"tanh\", got \"" + std::string(approximate) + "\"");
-  return make_map(GeluOp{{}, approximate == "tanh"}, x);
+  return make_map(GeluOp{{}, approximate == "tanh"}, std::forward<X>(x));
 }
-template <expression X> auto silu(const X& x) { return make_map(SiluOp{}, x); }
-template <expression X> auto hardswish(const X& x) { return make_map(HardswishOp{}, x); }
-template <expression X> auto hardsigmoid(const X& x) { return make_map(HardsigmoidOp{}, x); }
+template <class X> requires expression<bare<X>> auto silu(X&& x) { return make_map(SiluOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto hardswish(X&& x) { return make_map(HardswishOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto hardsigmoid(X&& x) { return make_map(HardsigmoidOp{}, std::forward<X>(x)); }
 /// Clamp to [lo, hi] (either bound may be ±inf); lo > hi sets every element to hi, as in torch.
-template <expression X>
-auto clamp(const X& x, double lo, double hi) { return make_map(ClampOp{{}, lo, hi}, x); }
-template <expression X>
-auto clamp_min(const X& x, double lo) { return clamp(x, lo, std::numeric_limits<double>::infinity()); }
-template <expression X>
-auto clamp_max(const X& x, double hi) { return clamp(x, -std::numeric_limits<double>::infinity(), hi); }
+template <class X> requires expression<bare<X>>
+auto clamp(X&& x, double lo, double hi) { return make_map(ClampOp{{}, lo, hi}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>>
+auto clamp_min(X&& x, double lo) { return clamp(std::forward<X>(x), lo, std::numeric_limits<double>::infinity()); }
+template <class X> requires expression<bare<X>>
+auto clamp_max(X&& x, double hi) { return clamp(std::forward<X>(x), -std::numeric_limits<double>::infinity(), hi); }
 /// hardtanh = clamp(x, min_val, max_val); ReLU6 is hardtanh(x, 0, 6).
-template <expression X>
-auto hardtanh(const X& x, double min_val = -1.0, double max_val = 1.0) { return clamp(x, min_val, max_val); }
+template <class X> requires expression<bare<X>>
+auto hardtanh(X&& x, double min_val = -1.0, double max_val = 1.0) { return clamp(std::forward<X>(x), min_val, max_val); }
 
 }  // namespace torchtpu

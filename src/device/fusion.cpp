@@ -19,7 +19,7 @@
 
 #include "emulator.hpp"  // Program, Tensor, EmuError, plan_fusion
 #include "fusion.hpp"    // Schedule, Region, Member, Loc, Step
-#include "kernels.hpp"   // plan_elementwise, ew_run, run_constant, broadcast_strides, op_fail
+#include "kernels.hpp"   // plan_elementwise, ew_run, run_constant, broadcast_strides, take_buffer, share
 
 namespace torchtpu::emulator {
 namespace detail {
@@ -301,12 +301,10 @@ Schedule make_schedule(const Program& p) {
 
 void run_region(const Program& p, const Region& r, std::vector<TensorPtr>& env) {
   const size_t n = static_cast<size_t>(r.numel);
-  std::vector<std::shared_ptr<Tensor>> outs;
-  for (const TensorType& t : r.out_types) {
-    auto o = std::make_shared<Tensor>();
-    o->type = t;
-    o->data.resize(n);
-    outs.push_back(std::move(o));
+  std::vector<Tensor> outs(r.out_types.size());  // every element is written below
+  for (size_t i = 0; i < outs.size(); ++i) {
+    outs[i].type = r.out_types[i];
+    outs[i].data = take_buffer(n, false);
   }
   for (const Member& m : r.members)
     for (const Loc& l : m.in)
@@ -324,7 +322,7 @@ void run_region(const Program& p, const Region& r, std::vector<TensorPtr>& env) 
       switch (l.kind) {
         case Loc::Splat: return splats + static_cast<size_t>(l.index) * block;
         case Loc::Scratch: return scratch + static_cast<size_t>(l.index) * block;
-        case Loc::Out: return outs[static_cast<size_t>(l.index)]->data.data() + start;
+        case Loc::Out: return outs[static_cast<size_t>(l.index)].data.data() + start;
         default: return nullptr;
       }
     };
@@ -342,7 +340,7 @@ void run_region(const Program& p, const Region& r, std::vector<TensorPtr>& env) 
       ew_run(m.plan, ins.data(), out, len);
     }
   }
-  for (size_t i = 0; i < outs.size(); ++i) env[static_cast<size_t>(r.outs[i])] = std::move(outs[i]);
+  for (size_t i = 0; i < outs.size(); ++i) env[static_cast<size_t>(r.outs[i])] = share(std::move(outs[i]));
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 #include <functional> // std::function
 #include <set>        // std::set
 #include <limits>     // std::numeric_limits
+#include <mutex>      // std::mutex, std::lock_guard
 #include <string>     // std::string
 #include <unordered_map>  // std::unordered_map
 #include <vector>     // std::vector
@@ -143,10 +144,71 @@ int64_t int_attr(const Op& op, const char* key, int64_t dflt) {
   return it->second.i;
 }
 
+namespace {
+/// Freed element buffers of at least kPoolMinElems, kept for reuse: a fresh buffer that large is
+/// a new mapping from the kernel, so every execution would otherwise pay a page fault per 4 KiB
+/// written (and the unmapping) for each result, which cost more than the ops themselves.
+constexpr size_t kPoolMinElems = size_t{1} << 20;   // 8 MiB of doubles
+constexpr size_t kPoolMaxBytes = size_t{512} << 20;  // kept at most, in all
+struct BufferPool {
+  std::mutex mu;
+  std::vector<std::vector<double>> free;  // oldest first
+  size_t bytes = 0;
+};
+BufferPool& pool() {
+  static BufferPool* p = new BufferPool;  // never destroyed: tensors may be freed during exit
+  return *p;
+}
+}  // namespace
+
+std::vector<double> take_buffer(size_t n, bool zero) {
+  if (n >= kPoolMinElems) {
+    BufferPool& p = pool();
+    std::vector<double> v;
+    {
+      std::lock_guard<std::mutex> lock(p.mu);
+      for (size_t i = p.free.size(); i-- > 0;)
+        if (p.free[i].size() == n) {
+          v = std::move(p.free[i]);
+          p.free.erase(p.free.begin() + static_cast<std::ptrdiff_t>(i));
+          p.bytes -= n * sizeof(double);
+          break;
+        }
+    }
+    if (!v.empty()) {
+      if (zero) std::fill(v.begin(), v.end(), 0.0);
+      return v;
+    }
+  }
+  return std::vector<double>(n);
+}
+
+void give_buffer(std::vector<double>&& v) {
+  const size_t bytes = v.size() * sizeof(double);
+  if (v.size() < kPoolMinElems || bytes > kPoolMaxBytes) return;
+  std::vector<double> dropped;  // freed outside the lock
+  BufferPool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  while (p.bytes + bytes > kPoolMaxBytes) {
+    p.bytes -= p.free.front().size() * sizeof(double);
+    dropped = std::move(p.free.front());
+    p.free.erase(p.free.begin());
+  }
+  p.bytes += bytes;
+  p.free.push_back(std::move(v));
+}
+
+TensorPtr share(Tensor&& t) {
+  return std::shared_ptr<const Tensor>(new Tensor(std::move(t)), [](Tensor* p) {
+    give_buffer(std::move(p->data));
+    delete p;
+  });
+}
+
 Tensor make(const TensorType& t) {
   Tensor r;
   r.type = t;
-  r.data.resize(static_cast<size_t>(t.numel()));
+  r.data = take_buffer(static_cast<size_t>(t.numel()), true);
   return r;
 }
 
@@ -799,7 +861,7 @@ void run_op(const Program& root, const Op& op, std::vector<TensorPtr>& env) {
   else if (n == "convolution") { need(2); r = run_convolution(op, *in[0], *in[1], out); }
   else op_fail(op, "is not supported by the TPU emulator", kUnimplemented);
   if (!(r.type == out)) op_fail(op, "computed type " + r.type.str() + " differs from declared " + out.str());
-  env[static_cast<size_t>(op.results[0])] = std::make_shared<const Tensor>(std::move(r));
+  env[static_cast<size_t>(op.results[0])] = share(std::move(r));
 }
 
 }  // namespace

@@ -21,6 +21,13 @@ void gather_strided(const double* src, int64_t offset, const std::vector<int64_t
 std::vector<int64_t> ints(const Op& op, const char* key, bool required = true);
 /// An integer attribute, or `dflt` when absent.
 int64_t int_attr(const Op& op, const char* key, int64_t dflt);
+/// A buffer of n elements: zero-filled, or (zero = false) with unspecified contents for a
+/// caller that writes every element. Large buffers come from a pool of freed ones.
+std::vector<double> take_buffer(size_t n, bool zero);
+/// Returns a buffer to the pool (kept only if large, up to a total of 512 MiB).
+void give_buffer(std::vector<double>&& v);
+/// `t` as a shared tensor whose buffer goes back to the pool when the last reference goes.
+TensorPtr share(Tensor&& t);
 /// A zero-filled tensor of type `t`.
 Tensor make(const TensorType& t);
 /// The transpose of `x` whose axis i is x's axis perm[i].

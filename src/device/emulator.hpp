@@ -89,6 +89,8 @@ struct Op {
   int line = 0;
 };
 
+struct Schedule;  // fusion.hpp
+
 /// A parsed function; the root one is @main and also holds the functions @main calls.
 struct Program {
   std::vector<TensorType> params;
@@ -98,7 +100,12 @@ struct Program {
   std::vector<Op> ops;
   int num_slots = 0;
   std::map<std::string, std::shared_ptr<const Program>> functions;  // root only: "@name" → body
+  std::shared_ptr<const Schedule> schedule;  // set by plan_fusion; null: planned at each run
 };
+
+/// Plans how function `p` runs: which elementwise ops are evaluated together block by block
+/// (loop fusion) and which run alone (fusion.cpp). Called by the parser for every function.
+void plan_fusion(Program& p);
 
 /// Parses StableHLO text; throws EmuError (INVALID_ARGUMENT for malformed text, UNIMPLEMENTED
 /// for ops or forms the emulator lacks), naming the op and line.

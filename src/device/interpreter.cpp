@@ -7,11 +7,13 @@
 #include <functional> // std::function
 #include <set>        // std::set
 #include <limits>     // std::numeric_limits
+#include <mutex>      // std::mutex, std::lock_guard
 #include <string>     // std::string
 #include <unordered_map>  // std::unordered_map
 #include <vector>     // std::vector
 
 #include "emulator.hpp"                  // Program, Tensor, EmuError
+#include "fusion.hpp"                    // Schedule, make_schedule, run_region, fusion_enabled
 #include "kernels.hpp"                   // shared helpers, run_dot_general, run_convolution
 #include "torchtpu/core/bfloat16.hpp"    // bfloat16 rounding
 #include "torchtpu/core/half.hpp"        // half rounding
@@ -142,10 +144,71 @@ int64_t int_attr(const Op& op, const char* key, int64_t dflt) {
   return it->second.i;
 }
 
+namespace {
+/// Freed element buffers of at least kPoolMinElems, kept for reuse: a fresh buffer that large is
+/// a new mapping from the kernel, so every execution would otherwise pay a page fault per 4 KiB
+/// written (and the unmapping) for each result, which cost more than the ops themselves.
+constexpr size_t kPoolMinElems = size_t{1} << 20;   // 8 MiB of doubles
+constexpr size_t kPoolMaxBytes = size_t{512} << 20;  // kept at most, in all
+struct BufferPool {
+  std::mutex mu;
+  std::vector<std::vector<double>> free;  // oldest first
+  size_t bytes = 0;
+};
+BufferPool& pool() {
+  static BufferPool* p = new BufferPool;  // never destroyed: tensors may be freed during exit
+  return *p;
+}
+}  // namespace
+
+std::vector<double> take_buffer(size_t n, bool zero) {
+  if (n >= kPoolMinElems) {
+    BufferPool& p = pool();
+    std::vector<double> v;
+    {
+      std::lock_guard<std::mutex> lock(p.mu);
+      for (size_t i = p.free.size(); i-- > 0;)
+        if (p.free[i].size() == n) {
+          v = std::move(p.free[i]);
+          p.free.erase(p.free.begin() + static_cast<std::ptrdiff_t>(i));
+          p.bytes -= n * sizeof(double);
+          break;
+        }
+    }
+    if (!v.empty()) {
+      if (zero) std::fill(v.begin(), v.end(), 0.0);
+      return v;
+    }
+  }
+  return std::vector<double>(n);
+}
+
+void give_buffer(std::vector<double>&& v) {
+  const size_t bytes = v.size() * sizeof(double);
+  if (v.size() < kPoolMinElems || bytes > kPoolMaxBytes) return;
+  std::vector<double> dropped;  // freed outside the lock
+  BufferPool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  while (p.bytes + bytes > kPoolMaxBytes) {
+    p.bytes -= p.free.front().size() * sizeof(double);
+    dropped = std::move(p.free.front());
+    p.free.erase(p.free.begin());
+  }
+  p.bytes += bytes;
+  p.free.push_back(std::move(v));
+}
+
+TensorPtr share(Tensor&& t) {
+  return std::shared_ptr<const Tensor>(new Tensor(std::move(t)), [](Tensor* p) {
+    give_buffer(std::move(p->data));
+    delete p;
+  });
+}
+
 Tensor make(const TensorType& t) {
   Tensor r;
   r.type = t;
-  r.data.resize(static_cast<size_t>(t.numel()));
+  r.data = take_buffer(static_cast<size_t>(t.numel()), true);
   return r;
 }
 
@@ -204,15 +267,10 @@ bool float_only_unary(const std::string& n) {
   return n != "negate" && n != "abs" && n != "sign" && n != "not";
 }
 
-/// A checked elementwise op, ready to run on any range of elements (whole tensors, or chunks of
-/// a fused elementwise region).
-struct EwPlan {
-  enum Kind { Unary, Not, BinFloat, BinInt, Compare, Select, Clamp, Convert } kind = Unary;
-  UnaryFn f = nullptr;
-  int code = 0;  // binary op or comparison direction
-  ET in_et = ET::F32, out_et = ET::F32;
-  std::vector<bool> scalar;  // operand read from its single element
-};
+}  // namespace
+
+// is_elementwise, plan_elementwise and ew_run are shared with the fusion planner (kernels.hpp).
+namespace detail {
 
 bool is_elementwise(const std::string& name) {
   static const std::set<std::string> kOps = {
@@ -316,6 +374,10 @@ EwPlan plan_elementwise(const Op& op, const std::vector<const TensorType*>& in, 
   return p;
 }
 
+}  // namespace detail
+
+namespace {
+
 /// out[i] = round(t, f(i)) with the rounding chosen once.
 template <class F>
 void store_rounded(ET t, size_t n, double* out, F f) {
@@ -350,6 +412,10 @@ int64_t int_binary(int code, bool uns, int64_t p, int64_t q) {
       return static_cast<int64_t>(acc);
   }
 }
+
+}  // namespace
+
+namespace detail {
 
 /// Runs `p` on n elements; in[k] points at operand k's first element (scalars are not advanced).
 void ew_run(const EwPlan& p, const double* const* in, double* out, size_t n) {
@@ -417,19 +483,28 @@ void ew_run(const EwPlan& p, const double* const* in, double* out, size_t n) {
 }
 
 // ---------------------------------------------------------------------------- structural
-Tensor run_broadcast(const Op& op, const Tensor& x, const TensorType& out) {
+std::vector<int64_t> broadcast_strides(const Op& op, const TensorType& x, const TensorType& out) {
   const auto bd = ints(op, "broadcast_dimensions");
-  if (bd.size() != x.type.dims.size()) op_fail(op, "broadcast_dimensions does not match operand rank");
-  if (out.et != x.type.et) op_fail(op, "result element type differs from operand");
+  if (bd.size() != x.dims.size()) op_fail(op, "broadcast_dimensions does not match operand rank");
+  if (out.et != x.et) op_fail(op, "result element type differs from operand");
   std::vector<int64_t> st(out.dims.size(), 0);
-  const auto xs = strides_of(x.type.dims);
+  const auto xs = strides_of(x.dims);
   for (size_t i = 0; i < bd.size(); ++i) {
     if (bd[i] < 0 || bd[i] >= static_cast<int64_t>(out.dims.size())) op_fail(op, "broadcast dimension out of range");
     const int64_t od = out.dims[static_cast<size_t>(bd[i])];
-    if (x.type.dims[i] != od && x.type.dims[i] != 1)
-      op_fail(op, "cannot broadcast " + x.type.str() + " to " + out.str());
-    st[static_cast<size_t>(bd[i])] = x.type.dims[i] == 1 ? 0 : xs[i];
+    if (x.dims[i] != od && x.dims[i] != 1)
+      op_fail(op, "cannot broadcast " + x.str() + " to " + out.str());
+    st[static_cast<size_t>(bd[i])] = x.dims[i] == 1 ? 0 : xs[i];
   }
+  return st;
+}
+
+}  // namespace detail
+
+namespace {
+
+Tensor run_broadcast(const Op& op, const Tensor& x, const TensorType& out) {
+  const auto st = broadcast_strides(op, x.type, out);
   Tensor r = make(out);
   gather_strided(x.data.data(), 0, out.dims, st, r.data.data());
   return r;
@@ -574,6 +649,10 @@ double scalar_value(const Attr& a, ET et) {
   throw EmuError(kInvalidArgument, "TPU emulator: bad constant element '" + a.s + "'");
 }
 
+}  // namespace
+
+namespace detail {
+
 Tensor run_constant(const Op& op, const TensorType& out) {
   const Attr& v = op.attrs.at("value");
   if (!(v.type == out)) op_fail(op, "value type " + v.type.str() + " differs from result " + out.str());
@@ -621,6 +700,10 @@ Tensor run_constant(const Op& op, const TensorType& out) {
   else if (!r.data.empty()) op_fail(op, "dense value has " + std::to_string(flat.size()) + " elements for " + out.str());
   return r;
 }
+
+}  // namespace detail
+
+namespace {
 
 // ---------------------------------------------------------------------------- reductions
 double reduce_step(int kind, double acc, double x) {
@@ -722,57 +805,63 @@ Tensor run_reduce_window(const Op& op, const Tensor& x, const Tensor& init, cons
 
 namespace {
 
-/// Runs program ops [k0, k1): consecutive elementwise ops with one result shape. Values used
-/// only inside the region live in chunk-sized scratch buffers (loop fusion, as XLA fuses
-/// elementwise ops on a TPU); the others are written to full tensors.
-void run_elementwise_region(const Program& p, size_t k0, size_t k1, std::vector<TensorPtr>& env,
-                            const std::vector<const TensorType*>& slot_type, const std::vector<int>& last_use) {
-  const TensorType& shape = p.ops[k0].result_types[0];
-  const size_t n = static_cast<size_t>(shape.numel());
-  std::vector<EwPlan> plans;
-  for (size_t k = k0; k < k1; ++k) {
-    const Op& op = p.ops[k];
-    std::vector<const TensorType*> in;
-    for (int s : op.operands) {
-      if (!slot_type[static_cast<size_t>(s)]) op_fail(op, "operand is not available", kInternal);
-      in.push_back(slot_type[static_cast<size_t>(s)]);
-    }
-    plans.push_back(plan_elementwise(op, in, op.result_types[0]));
+/// An elementwise op alone, on whole tensors.
+Tensor run_elementwise(const Op& op, const std::vector<const Tensor*>& in, const TensorType& out) {
+  std::vector<const TensorType*> types;
+  std::vector<const double*> ptrs;
+  for (const Tensor* t : in) {
+    types.push_back(&t->type);
+    ptrs.push_back(t->data.data());
   }
-  // where each value produced in the region goes
-  std::unordered_map<int, std::shared_ptr<Tensor>> full;
-  std::unordered_map<int, std::vector<double>> scratch;
-  const size_t chunk = k1 - k0 == 1 ? std::max<size_t>(n, 1) : 2048;
-  for (size_t k = k0; k < k1; ++k) {
-    const int slot = p.ops[k].results[0];
-    if (last_use[static_cast<size_t>(slot)] >= static_cast<int>(k1) || last_use[static_cast<size_t>(slot)] < 0) {
-      auto t = std::make_shared<Tensor>();
-      t->type = p.ops[k].result_types[0];
-      t->data.resize(n);
-      full[slot] = std::move(t);
-    } else {
-      scratch[slot].resize(std::min(chunk, n));
-    }
+  const EwPlan plan = plan_elementwise(op, types, out);
+  Tensor r = make(out);
+  ew_run(plan, ptrs.data(), r.data.data(), r.data.size());
+  return r;
+}
+
+/// Runs one op of `p` alone, on whole tensors; its result goes into `env`.
+void run_op(const Program& root, const Op& op, std::vector<TensorPtr>& env) {
+  for (int s : op.operands)
+    if (!env[static_cast<size_t>(s)]) op_fail(op, "operand is not available", kInternal);
+  std::vector<const Tensor*> in;
+  for (int s : op.operands) in.push_back(env[static_cast<size_t>(s)].get());
+  const TensorType& out = op.result_types[0];
+  const std::string n = op.name.substr(op.name.find('.') + 1);
+  auto need = [&](size_t count) {
+    if (in.size() != count) op_fail(op, "expects " + std::to_string(count) + " operands, got " + std::to_string(in.size()));
+  };
+  if (op.name == "func.call") {
+    const auto it = root.functions.find(op.attrs.at("callee").s);
+    if (it == root.functions.end()) op_fail(op, "unknown callee");
+    std::vector<TensorPtr> call_args;
+    for (int s : op.operands) call_args.push_back(env[static_cast<size_t>(s)]);
+    auto res = run_function(root, *it->second, call_args);
+    if (res.size() != 1 || !(res[0]->type == out)) op_fail(op, "callee result does not match the call");
+    env[static_cast<size_t>(op.results[0])] = res[0];
+    return;
   }
-  std::vector<const double*> ins;
-  for (size_t start = 0; start < n; start += chunk) {
-    const size_t len = std::min(chunk, n - start);
-    for (size_t k = k0; k < k1; ++k) {
-      const Op& op = p.ops[k];
-      ins.clear();
-      for (size_t i = 0; i < op.operands.size(); ++i) {
-        const int s = op.operands[i];
-        const bool scalar = plans[k - k0].scalar[i];
-        if (auto f = full.find(s); f != full.end()) ins.push_back(f->second->data.data() + (scalar ? 0 : start));
-        else if (auto c = scratch.find(s); c != scratch.end()) ins.push_back(c->second.data());
-        else ins.push_back(env[static_cast<size_t>(s)]->data.data() + (scalar ? 0 : start));
-      }
-      const int r = op.results[0];
-      double* out = full.count(r) ? full[r]->data.data() + start : scratch[r].data();
-      ew_run(plans[k - k0], ins.data(), out, len);
-    }
-  }
-  for (auto& [slot, t] : full) env[static_cast<size_t>(slot)] = std::move(t);
+  Tensor r;
+  if (is_elementwise(op.name)) r = run_elementwise(op, in, out);
+  else if (n == "constant") { need(0); r = run_constant(op, out); }
+  else if (n == "iota") { need(0); r = run_iota(op, out); }
+  else if (n == "broadcast_in_dim") { need(1); r = run_broadcast(op, *in[0], out); }
+  else if (n == "reshape") {
+    need(1);
+    if (in[0]->type.numel() != out.numel() || in[0]->type.et != out.et) op_fail(op, "cannot reshape " + in[0]->type.str() + " to " + out.str());
+    r.type = out;
+    r.data = in[0]->data;
+  } else if (n == "transpose") { need(1); r = run_transpose(op, *in[0], out); }
+  else if (n == "slice") { need(1); r = run_slice(op, *in[0], out); }
+  else if (n == "reverse") { need(1); r = run_reverse(op, *in[0]); }
+  else if (n == "concatenate") { r = run_concatenate(op, in, out); }
+  else if (n == "pad") { need(2); r = run_pad(op, *in[0], *in[1], out); }
+  else if (n == "dot_general" || n == "dot") { need(2); r = run_dot_general(op, *in[0], *in[1], out); }
+  else if (n == "reduce") { need(2); r = run_reduce(op, *in[0], *in[1], out); }
+  else if (n == "reduce_window") { need(2); r = run_reduce_window(op, *in[0], *in[1], out); }
+  else if (n == "convolution") { need(2); r = run_convolution(op, *in[0], *in[1], out); }
+  else op_fail(op, "is not supported by the TPU emulator", kUnimplemented);
+  if (!(r.type == out)) op_fail(op, "computed type " + r.type.str() + " differs from declared " + out.str());
+  env[static_cast<size_t>(op.results[0])] = share(std::move(r));
 }
 
 }  // namespace
@@ -786,84 +875,19 @@ std::vector<TensorPtr> run_function(const Program& root, const Program& p, const
     throw EmuError(kInvalidArgument, "TPU emulator: @main takes " + std::to_string(p.params.size()) +
                                          " arguments, got " + std::to_string(args.size()));
   std::vector<TensorPtr> env(static_cast<size_t>(p.num_slots));
-  std::vector<const TensorType*> slot_type(static_cast<size_t>(p.num_slots), nullptr);
   for (size_t i = 0; i < args.size(); ++i) {
     if (!(args[i]->type == p.params[i]))
       throw EmuError(kInvalidArgument, "TPU emulator: argument " + std::to_string(i) + " has type " +
                                            args[i]->type.str() + " but @main expects " + p.params[i].str());
     env[static_cast<size_t>(p.param_slots[i])] = args[i];
-    slot_type[static_cast<size_t>(p.param_slots[i])] = &p.params[i];
   }
-  for (const Op& op : p.ops) slot_type[static_cast<size_t>(op.results[0])] = &op.result_types[0];
-  // last use of each slot, to free intermediates early
-  std::vector<int> last_use(static_cast<size_t>(p.num_slots), -1);
-  for (size_t k = 0; k < p.ops.size(); ++k)
-    for (int s : p.ops[k].operands) last_use[static_cast<size_t>(s)] = static_cast<int>(k);
-  for (int s : p.result_slots) last_use[static_cast<size_t>(s)] = static_cast<int>(p.ops.size());
-  auto release = [&](size_t k0, size_t k1) {  // operands whose last use is in [k0, k1)
-    for (size_t k = k0; k < k1; ++k)
-      for (int s : p.ops[k].operands) {
-        const int lu = last_use[static_cast<size_t>(s)];
-        if (lu >= static_cast<int>(k0) && lu < static_cast<int>(k1)) env[static_cast<size_t>(s)].reset();
-      }
-  };
-  for (size_t k = 0; k < p.ops.size();) {
-    const Op& op = p.ops[k];
-    for (int s : op.operands)
-      if (!env[static_cast<size_t>(s)]) op_fail(op, "operand is not available", kInternal);
-    if (is_elementwise(op.name)) {
-      // extend over following elementwise ops of the same result shape
-      size_t k1 = k + 1;
-      while (k1 < p.ops.size() && is_elementwise(p.ops[k1].name) &&
-             p.ops[k1].result_types[0].dims == op.result_types[0].dims)
-        ++k1;
-      run_elementwise_region(p, k, k1, env, slot_type, last_use);
-      release(k, k1);
-      k = k1;
-      continue;
-    }
-    std::vector<const Tensor*> in;
-    for (int s : op.operands) in.push_back(env[static_cast<size_t>(s)].get());
-    const TensorType& out = op.result_types[0];
-    const std::string n = op.name.substr(op.name.find('.') + 1);
-    auto need = [&](size_t count) {
-      if (in.size() != count) op_fail(op, "expects " + std::to_string(count) + " operands, got " + std::to_string(in.size()));
-    };
-    Tensor r;
-    if (op.name == "func.call") {
-      const auto it = root.functions.find(op.attrs.at("callee").s);
-      if (it == root.functions.end()) op_fail(op, "unknown callee");
-      std::vector<TensorPtr> call_args;
-      for (int s : op.operands) call_args.push_back(env[static_cast<size_t>(s)]);
-      auto res = run_function(root, *it->second, call_args);
-      if (res.size() != 1 || !(res[0]->type == out)) op_fail(op, "callee result does not match the call");
-      env[static_cast<size_t>(op.results[0])] = res[0];
-      release(k, k + 1);
-      ++k;
-      continue;
-    }
-    if (n == "constant") { need(0); r = run_constant(op, out); }
-    else if (n == "iota") { need(0); r = run_iota(op, out); }
-    else if (n == "broadcast_in_dim") { need(1); r = run_broadcast(op, *in[0], out); }
-    else if (n == "reshape") {
-      need(1);
-      if (in[0]->type.numel() != out.numel() || in[0]->type.et != out.et) op_fail(op, "cannot reshape " + in[0]->type.str() + " to " + out.str());
-      r.type = out;
-      r.data = in[0]->data;
-    } else if (n == "transpose") { need(1); r = run_transpose(op, *in[0], out); }
-    else if (n == "slice") { need(1); r = run_slice(op, *in[0], out); }
-    else if (n == "reverse") { need(1); r = run_reverse(op, *in[0]); }
-    else if (n == "concatenate") { r = run_concatenate(op, in, out); }
-    else if (n == "pad") { need(2); r = run_pad(op, *in[0], *in[1], out); }
-    else if (n == "dot_general" || n == "dot") { need(2); r = run_dot_general(op, *in[0], *in[1], out); }
-    else if (n == "reduce") { need(2); r = run_reduce(op, *in[0], *in[1], out); }
-    else if (n == "reduce_window") { need(2); r = run_reduce_window(op, *in[0], *in[1], out); }
-    else if (n == "convolution") { need(2); r = run_convolution(op, *in[0], *in[1], out); }
-    else op_fail(op, "is not supported by the TPU emulator", kUnimplemented);
-    if (!(r.type == out)) op_fail(op, "computed type " + r.type.str() + " differs from declared " + out.str());
-    env[static_cast<size_t>(op.results[0])] = std::make_shared<const Tensor>(std::move(r));
-    release(k, k + 1);
-    ++k;
+  std::shared_ptr<const Schedule> planned = p.schedule;
+  if (!planned) planned = std::make_shared<const Schedule>(make_schedule(p));
+  // Intermediates are freed after their last reader.
+  for (const Step& st : fusion_enabled() ? planned->fused : planned->unfused) {
+    if (st.region) run_region(p, planned->regions[st.index], env);
+    else run_op(root, p.ops[st.index], env);
+    for (int s : st.release) env[static_cast<size_t>(s)].reset();
   }
   std::vector<TensorPtr> outs;
   for (int s : p.result_slots) outs.push_back(env[static_cast<size_t>(s)]);

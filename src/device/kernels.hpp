@@ -1,6 +1,7 @@
 // src/device/kernels.hpp — helpers shared by the emulator's interpreter (interpreter.cpp) and
 // its matrix-unit kernels (contract.cpp); internal to the plugin.
 #pragma once
+#include <cstddef>  // size_t
 #include <cstdint>  // int64_t
 #include <string>   // std::string
 #include <vector>   // std::vector
@@ -20,10 +21,40 @@ void gather_strided(const double* src, int64_t offset, const std::vector<int64_t
 std::vector<int64_t> ints(const Op& op, const char* key, bool required = true);
 /// An integer attribute, or `dflt` when absent.
 int64_t int_attr(const Op& op, const char* key, int64_t dflt);
+/// A buffer of n elements: zero-filled, or (zero = false) with unspecified contents for a
+/// caller that writes every element. Large buffers come from a pool of freed ones.
+std::vector<double> take_buffer(size_t n, bool zero);
+/// Returns a buffer to the pool (kept only if large, up to a total of 512 MiB).
+void give_buffer(std::vector<double>&& v);
+/// `t` as a shared tensor whose buffer goes back to the pool when the last reference goes.
+TensorPtr share(Tensor&& t);
 /// A zero-filled tensor of type `t`.
 Tensor make(const TensorType& t);
 /// The transpose of `x` whose axis i is x's axis perm[i].
 Tensor transpose_raw(const Tensor& x, const std::vector<int64_t>& perm);
+
+/// A checked elementwise op, ready to run on any range of elements (whole tensors, or blocks of
+/// a fused elementwise region).
+struct EwPlan {
+  enum Kind { Unary, Not, BinFloat, BinInt, Compare, Select, Clamp, Convert } kind = Unary;
+  double (*f)(double) = nullptr;  // Unary: the host function
+  int code = 0;                   // binary op or comparison direction
+  ET in_et = ET::F32, out_et = ET::F32;
+  std::vector<bool> scalar;       // operand read from its single element
+};
+/// Whether `name` (e.g. "stablehlo.add") is an elementwise op that plan_elementwise knows.
+bool is_elementwise(const std::string& name);
+/// Checks elementwise `op` on operand types `in` and result `out`. Throws EmuError (naming the op)
+/// on a mismatch.
+EwPlan plan_elementwise(const Op& op, const std::vector<const TensorType*>& in, const TensorType& out);
+/// Runs `p` on n elements; in[k] points at operand k's first element (scalars are not advanced).
+/// Every result is rounded to `p.out_et`, as the op does on whole tensors.
+void ew_run(const EwPlan& p, const double* const* in, double* out, size_t n);
+/// stablehlo.constant.
+Tensor run_constant(const Op& op, const TensorType& out);
+/// Checks stablehlo.broadcast_in_dim of an `x` to `out`; per result axis, the operand's
+/// element stride (0 along broadcast axes).
+std::vector<int64_t> broadcast_strides(const Op& op, const TensorType& x, const TensorType& out);
 
 /// stablehlo.dot_general / stablehlo.dot.
 Tensor run_dot_general(const Op& op, const Tensor& lhs, const Tensor& rhs, const TensorType& out);

@@ -505,6 +505,7 @@ class Parser {
                                    slot_types_[prog_->result_slots[i]].str() + " but " + fname + " declares " +
                                    prog_->results[i].str());
     skip_locs();
+    plan_fusion(*prog_);
     if (callee) root_->functions[fname] = std::move(callee);
     prog_ = root_;
     return is_main;

@@ -97,3 +97,25 @@ TEST_CASE("integer and bool regions use the scalar kernel with PyTorch semantics
   CHECK(at2(m, 0, 3) == 1.0);
   CHECK(at2(m, 0, 4) == 0.0);
 }
+
+TEST_CASE("large float results (non-temporal stores) are written completely, aligned or not", "[fuse][elementwise]") {
+  ThreadsGuard g;
+  // 2^23 + 21 floats: over the 32 MiB streaming threshold; the destination starts 3 elements
+  // into its storage (not 64-byte aligned), so streamed and ordinary stores mix in every row
+  const int64_t n = (int64_t(1) << 23) + 21;
+  const Tensor<float> x = torchtpu::arange<float>(0, double(n), 1);
+  Tensor<float> buf = torchtpu::full<float>({n + 3}, -1.0f);
+  Tensor<float> dst = buf.narrow(0, 3, n);
+  for (int threads : {1, 2}) {
+    torchtpu::set_num_threads(threads);
+    dst.copy_(x * 0.5f + 1.0f);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += dst.data_ptr()[i] != float(i) * 0.5f + 1.0f;
+    CHECK(bad == 0);
+    CHECK(buf.data_ptr()[2] == -1.0f);  // nothing written before the view
+    Tensor<float> fresh = x + 2.0f;     // a new, aligned result
+    bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += fresh.data_ptr()[i] != float(i) + 2.0f;
+    CHECK(bad == 0);
+  }
+}

@@ -26,6 +26,11 @@ namespace torchtpu::detail {
 /// Most tensor operands one fused region may read (materialized sub-results included).
 inline constexpr int max_region_leaves = 32;
 
+/// Destinations at least this large (bytes, contiguous rows) are written with non-temporal
+/// stores: a result this size cannot stay in cache anyway, and streaming it skips the read
+/// for ownership of every line (W1 at 2^24: 20 -> 16 bytes of traffic per element).
+inline constexpr int64_t stream_store_bytes = int64_t(32) << 20;
+
 /// What a block kernel sees: one pointer per operand (n contiguous elements each, in the
 /// operand's own dtype), the destination (n contiguous elements) and the expression (for
 /// scalar constants and op parameters).
@@ -33,6 +38,7 @@ struct BlockArgs {
   const void* in[max_region_leaves];
   void* out;
   const void* expr;
+  bool stream = false;  ///< write full, 64-byte aligned float vectors with non-temporal stores
 };
 using BlockFn = void (*)(const BlockArgs&, int64_t n);
 
@@ -49,6 +55,7 @@ struct RegionJob {
   Storage keep[max_region_leaves];  ///< materialized sub-results read by the region
   BlockFn fn = nullptr;
   const void* expr = nullptr;
+  bool stream = false;  ///< see stream_store_bytes
 
   void set_out(void* p, int elem_size, const Dims& sizes, const Dims& strides) {
     out = static_cast<char*>(p);
@@ -175,9 +182,15 @@ TORCHTPU_SIMD_KERNEL void vector_block(const BlockArgs& a, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     const MaskF m = lane_mask(n - i);
     const VecF r = vector_at<0>(e, a.in, i, m);
-    if constexpr (std::same_as<T, float>) _mm512_mask_storeu_ps(out + i, m, r.v);
-    else _mm256_mask_storeu_epi16(reinterpret_cast<uint16_t*>(out + i), m, to_bf16_bits(r));
+    if constexpr (std::same_as<T, float>) {
+      if (a.stream && m == 0xffff && (reinterpret_cast<uintptr_t>(out + i) & 63) == 0) _mm512_stream_ps(out + i, r.v);
+      else _mm512_mask_storeu_ps(out + i, m, r.v);
+    } else {
+      _mm256_mask_storeu_epi16(reinterpret_cast<uint16_t*>(out + i), m, to_bf16_bits(r));
+    }
   }
+  if constexpr (std::same_as<T, float>)
+    if (a.stream) _mm_sfence();  // order the non-temporal stores before the region's end
 }
 #endif
 
@@ -198,6 +211,8 @@ void prepare_region(RegionJob& j, const Tensor<T, R>& dest, const E& e, const Ev
   static_assert(leaf_count<E>() <= max_region_leaves,
                 "torchtpu: an elementwise expression reads more than 32 tensors; materialize part of it first");
   j.set_out(dest.data_ptr(), int(sizeof(T)), dest.sizes(), dest.strides());
+  j.stream = std::same_as<T, float> && ctx.node == nullptr && dest.numel() * int64_t(sizeof(T)) >= stream_store_bytes &&
+             j.out_st[j.plan.rank - 1] == 1;
   add_leaves<0>(j, e, ctx);
   j.expr = &e;
   j.fn = block_kernel<T, E>();
@@ -207,6 +222,7 @@ void prepare_region(RegionJob& j, const Tensor<T, R>& dest, const E& e, const Ev
 
 /// Elements per gathered block (a strided operand is copied this many at a time).
 inline constexpr int64_t region_block = 512;
+
 
 /// Copies `n` elements of `elem` bytes from `src` (stride `stride` elements) to `dst`.
 inline void gather_elems(char* dst, const char* src, int64_t stride, int64_t n, int elem) {
@@ -235,6 +251,7 @@ inline void run_region_rows(const RegionJob& j, int64_t r0, int64_t r1, int64_t 
   }
   BlockArgs a;
   a.expr = j.expr;
+  a.stream = j.stream;
   int64_t idx[max_rank] = {};
   for (int64_t row = r0; row < r1; ++row) {
     unflatten_row(p, row, idx);

@@ -99,6 +99,14 @@ TEST_CASE("strict and debug: each op its own executable, run at once", "[pjrt]")
     CHECK(device::stats().executions - s0.executions == 20);
     Tensor<float> one = exp(d * 2.0f + 1.0f);  // three ops in one statement: three programs
     CHECK(device::stats().executions - s0.executions == 23);
+    // debug waits for each execution at its statement; strict only enqueues it (the host
+    // waits when it reads a value)
+    const uint64_t waited = device::stats().awaited - s0.awaited;
+    CHECK(waited == (m == ExecutionMode::Debug ? 23u : 0u));
+    // values read after asynchronous executions are the same as the debug ones
+    static std::vector<double> first;
+    if (m == ExecutionMode::Strict) first = host_values(r);
+    else CHECK(host_values(r) == first);
   }
 }
 

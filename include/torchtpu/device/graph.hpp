@@ -135,13 +135,14 @@ class Emitter {
 struct ExecStats {
   uint64_t statements = 0;  ///< statements recorded
   uint64_t executions = 0;  ///< PJRT executions (one per flushed program)
+  uint64_t awaited = 0;     ///< executions the host waited for at once (debug mode only)
   uint64_t texts_built = 0; ///< StableHLO module texts built (misses of the text memo)
   uint64_t uploads = 0, downloads = 0;
 };
 
 namespace detail {
 struct Counters {
-  std::atomic<uint64_t> statements{0}, executions{0}, texts_built{0}, uploads{0}, downloads{0};
+  std::atomic<uint64_t> statements{0}, executions{0}, awaited{0}, texts_built{0}, uploads{0}, downloads{0};
 };
 inline Counters& counters() {
   static Counters c;
@@ -151,7 +152,7 @@ inline Counters& counters() {
 
 inline ExecStats stats() {
   const auto& c = detail::counters();
-  return {c.statements.load(), c.executions.load(), c.texts_built.load(), c.uploads.load(),
+  return {c.statements.load(), c.executions.load(), c.awaited.load(), c.texts_built.load(), c.uploads.load(),
           c.downloads.load()};
 }
 
@@ -339,9 +340,13 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     std::vector<pjrt::Buffer> results;
     try {
       auto exe = pjrt::CompilationCache::global().get_or_compile(client_, *text);
+      // Debug mode waits for each execution (its error surfaces at the op); strict and fused
+      // return once it is enqueued — the host waits only when it reads a result.
+      const bool await_now = execution_mode() == ExecutionMode::Debug;
       results = exe->execute(std::span<const pjrt::Buffer* const>(params.data(), params.size()),
-                             device_index_);
+                             device_index_, await_now);
       ++detail::counters().executions;
+      if (await_now) ++detail::counters().awaited;
     } catch (const DeviceError& e) {
       for (auto& a : outs) a->graph.reset();
       if (execution_mode() == ExecutionMode::Debug)

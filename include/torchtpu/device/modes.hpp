@@ -24,8 +24,8 @@ enum class Precision { Default, High, Highest };
 ///
 /// - `Debug`: every op is its own executable, run and awaited at the statement that contains
 ///   it; a device error names the op.
-/// - `Strict`: every op is its own executable, dispatched at its statement. (The PJRT wrapper
-///   awaits each execution, so today strict differs from debug only in error wrapping.)
+/// - `Strict`: every op is its own executable, dispatched at its statement and not waited
+///   for: the host waits only when a value is observed (an execution error surfaces there).
 /// - `Fused` (default): a whole expression is one program, and statements are deferred into
 ///   one graph that is compiled once (cached) and run when a value is observed (`.cpu()`,
 ///   `item()`, printing), at `torchtpu::sync()`, or when the graph reaches

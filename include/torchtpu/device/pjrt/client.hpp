@@ -537,7 +537,14 @@ class Executable {
   /// device (`execute_device`); a non-portable one only on the device it was compiled for.
   /// **Errors:** `ValueError` for empty or foreign buffers or a device a non-portable
   /// executable was not compiled for; `DeviceError` from the plugin.
-  std::vector<Buffer> execute(std::span<const Buffer* const> args, int device_index = 0) const {
+  ///
+  /// With `await_completion` (the default) the host waits for the execution to finish and
+  /// its errors are thrown here. Without it the call returns once the execution is enqueued:
+  /// the output buffers may be passed to further executions at once (PJRT orders them) and
+  /// the host waits only when it reads one (`Buffer::to_host` awaits its transfer); an
+  /// execution error then surfaces there.
+  std::vector<Buffer> execute(std::span<const Buffer* const> args, int device_index = 0,
+                              bool await_completion = true) const {
     using namespace capi;
     const Plugin& p = client_->plugin();
     std::vector<PJRT_Buffer*> in;
@@ -584,7 +591,8 @@ class Executable {
     result.reserve(out.size());
     size_t i = 0;
     try {
-      p.await_event(done, "PJRT_LoadedExecutable_Execute (completion)");
+      if (await_completion) p.await_event(done, "PJRT_LoadedExecutable_Execute (completion)");
+      else p.destroy_event(done);  // not waited for: the outputs' own readiness orders later uses
       done = nullptr;
       for (; i < out.size(); ++i) result.emplace_back(client_, std::exchange(out[i], nullptr));
     } catch (...) {

@@ -130,6 +130,14 @@ struct MapNode : ExprBase<MapNode<Op, Args...>> {
     };
     for_each_in(args, [&](const auto& x) { fold(x.shape()); });
   }
+  // Move and destruction out of line: an expression holds its operands by value, so each
+  // level of `f(g(h(x)))` moves the subtree below it; inlined, that code grows with depth
+  // times size (compile time: docs/compile-time.md).
+  MapNode(const MapNode&) = default;
+  [[gnu::noinline]] MapNode(MapNode&& o) noexcept : args(std::move(o.args)), op(o.op), shape_(o.shape_) {}
+  MapNode& operator=(const MapNode&) = default;
+  MapNode& operator=(MapNode&&) = default;
+  [[gnu::noinline]] ~MapNode() {}
   const Dims& shape() const noexcept { return shape_; }
 
  private:

@@ -96,17 +96,10 @@ bool overlaps_any(const Tensor<T, R>& dest, const E& e) {
 // ---- elementwise -----------------------------------------------------------------------
 
 /// dest[...] = e[...] (e broadcast to dest's shape), one pass, no aliasing check. Vectorized
-/// and split over the thread pool when the region allows (fuse/vec_eval.hpp).
+/// and split over the thread pool when the region allows (fuse/elementwise.hpp).
 template <element T, int R, expression E>
 void elementwise_into(const Tensor<T, R>& dest, const E& e, const EvalContext& ctx = {}) {
-  RegionJob j;
-  j.plan = make_plan(dest.sizes());
-  OperandLayouts ops;
-  ops.add(dest.sizes(), dest.strides());
-  collect_layouts(e, ops);
-  coalesce(j.plan, ops);
-  prepare_region(j, dest, e, ctx);
-  run_region(j);
+  elementwise_region(dest, e, false, ctx);
 }
 
 // ---- reductions ------------------------------------------------------------------------
@@ -468,6 +461,20 @@ inline constexpr bool is_contract = false;
 template <class A, class B>
 inline constexpr bool is_contract<ContractNode<A, B>> = true;
 
+/// True when `E`'s elementwise region contains a matmul (the epilogue pattern may apply).
+template <class E>
+constexpr bool contains_contract() {
+  if constexpr (is_contract<E>) {
+    return true;
+  } else if constexpr (is_map_node<E>) {
+    return []<class Op, class... Args>(std::type_identity<MapNode<Op, Args...>>) {
+      return (contains_contract<Args>() || ...);
+    }(std::type_identity<E>{});
+  } else {
+    return false;
+  }
+}
+
 /// The first ContractNode in an elementwise region (depth-first), if any.
 template <class E>
 const void* find_contract(const E& e, const Dims*& shape) {
@@ -523,10 +530,13 @@ bool try_matmul_epilogue(const Tensor<T, R>& dest, const E& e) {
         if (overlaps_any(dest, node.a) || overlaps_any(dest, node.b)) return;
         ok = true;
         const EvalContext ctx{c, dest.data_ptr(), dest.sizes(), dest.strides()};
+        RegionLeaves l;
+        add_leaves<0>(l, e, ctx);
         RegionJob j;
-        j.plan = make_plan(dest.sizes());
+        plan_region(j, l, dest.data_ptr(), int(sizeof(T)), dest.sizes(), dest.strides(), false);
+        j.fn = block_kernel<T, E>();
+        j.expr = &e;
         const int64_t n = j.plan.sizes[j.plan.rank - 1];
-        prepare_region(j, dest, e, ctx);
         // each finished block of rows, on the thread that computed it, while in cache
         matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1) { run_region_rows(j, r0, r1, 0, n); });
       }

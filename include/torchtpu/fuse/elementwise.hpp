@@ -52,7 +52,6 @@ struct RegionJob {
   const char* leaf[max_region_leaves] = {};
   int elem[max_region_leaves] = {};
   int64_t st[max_region_leaves][max_rank] = {};
-  Storage keep[max_region_leaves];  ///< materialized sub-results read by the region
   BlockFn fn = nullptr;
   const void* expr = nullptr;
   bool stream = false;  ///< see stream_store_bytes
@@ -67,6 +66,27 @@ struct RegionJob {
     elem[k] = elem_size;
     plan_strides(plan, sizes, strides, st[k]);
     if (k + 1 > nleaves) nleaves = k + 1;
+  }
+};
+
+/// The operands of a region as the typed walk finds them, before there is a loop plan.
+struct RegionLeaves {
+  int n = 0;
+  const void* data[max_region_leaves] = {};
+  int elem[max_region_leaves] = {};
+  const Dims* sizes[max_region_leaves] = {};
+  const Dims* strides[max_region_leaves] = {};
+  const StorageImpl* storage[max_region_leaves] = {};
+  Storage keep[max_region_leaves];  ///< materialized sub-results read by the region
+  Dims own_sizes[max_region_leaves], own_strides[max_region_leaves];  ///< their layouts
+
+  void add(int k, const void* p, int elem_size, const Dims& sz, const Dims& st, const StorageImpl* s) {
+    data[k] = p;
+    elem[k] = elem_size;
+    sizes[k] = &sz;
+    strides[k] = &st;
+    storage[k] = s;
+    if (k + 1 > n) n = k + 1;
   }
 };
 
@@ -97,25 +117,28 @@ constexpr int arg_offset() {
 }
 
 /// Operand `K` onwards are `e`'s: records where each one's data is (materializing nodes that
-/// are not elementwise, unless `ctx` already holds them).
+/// are not elementwise, unless `ctx` already holds them). The only per-expression part of
+/// setting a region up; planning, overlap checks and the loops are untyped.
 template <int K, class E>
-void add_leaves(RegionJob& j, const E& e, const EvalContext& ctx) {
+void add_leaves(RegionLeaves& l, const E& e, const EvalContext& ctx) {
   if constexpr (is_weak_scalar<E>) {
     // numbers live in the expression
   } else if constexpr (tensor_handle<E>) {
-    j.set_leaf(K, e.data_ptr(), int(sizeof(typename E::value_type)), e.sizes(), e.strides());
+    l.add(K, e.data_ptr(), int(sizeof(typename E::value_type)), e.sizes(), e.strides(), e.storage().get());
   } else if constexpr (is_map_node<E>) {
     [&]<size_t... I>(std::index_sequence<I...>) {
-      (add_leaves<K + arg_offset<E, I>()>(j, std::get<I>(e.args), ctx), ...);
+      (add_leaves<K + arg_offset<E, I>()>(l, std::get<I>(e.args), ctx), ...);
     }(std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
   } else {
     using V = typename E::value_type;
     if (ctx.node == static_cast<const void*>(&e)) {
-      j.set_leaf(K, ctx.data, int(sizeof(V)), ctx.sizes, ctx.strides);
+      l.add(K, ctx.data, int(sizeof(V)), ctx.sizes, ctx.strides, nullptr);
     } else {
-      Tensor<V> t = evaluate_new(e);
-      j.keep[K] = t.storage();
-      j.set_leaf(K, t.data_ptr(), int(sizeof(V)), t.sizes(), t.strides());
+      Tensor<V> t = evaluate_new(e);  // a fresh result: never shares memory with a destination
+      l.keep[K] = t.storage();
+      l.own_sizes[K] = t.sizes();
+      l.own_strides[K] = t.strides();
+      l.add(K, t.data_ptr(), int(sizeof(V)), l.own_sizes[K], l.own_strides[K], nullptr);
     }
   }
 }
@@ -205,17 +228,17 @@ BlockFn block_kernel() {
   return &scalar_block<T, E>;
 }
 
-/// Fills `j` (whose plan is set) for writing `e` into `dest`.
+/// Writes `e` into `dest` in one pass. With `check_overlap`, first checks that no operand
+/// shares memory with `dest` at other positions; returns false (having written nothing) when
+/// one does, so the caller can go through a temporary (NumPy's rule).
 template <element T, int R, class E>
-void prepare_region(RegionJob& j, const Tensor<T, R>& dest, const E& e, const EvalContext& ctx) {
+bool elementwise_region(const Tensor<T, R>& dest, const E& e, bool check_overlap, const EvalContext& ctx = {}) {
   static_assert(leaf_count<E>() <= max_region_leaves,
                 "torchtpu: an elementwise expression reads more than 32 tensors; materialize part of it first");
-  j.set_out(dest.data_ptr(), int(sizeof(T)), dest.sizes(), dest.strides());
-  j.stream = std::same_as<T, float> && ctx.node == nullptr && dest.numel() * int64_t(sizeof(T)) >= stream_store_bytes &&
-             j.out_st[j.plan.rank - 1] == 1;
-  add_leaves<0>(j, e, ctx);
-  j.expr = &e;
-  j.fn = block_kernel<T, E>();
+  RegionLeaves l;
+  add_leaves<0>(l, e, ctx);
+  return run_elementwise(l, block_kernel<T, E>(), &e, dest.data_ptr(), int(sizeof(T)), std::same_as<T, float>,
+                         dest.sizes(), dest.strides(), dest.storage().get(), check_overlap);
 }
 
 // ---- the driver (compiled once per translation unit) ----------------------------------------
@@ -313,6 +336,82 @@ inline void run_region(const RegionJob& j) {
     if (by_rows) run_region_rows(j, b, e, 0, n);
     else run_region_rows(j, 0, rows, b, e);
   });
+}
+
+/// Sets `j`'s loop plan (dims coalesced when `merge`), destination and operands.
+inline void plan_region(RegionJob& j, const RegionLeaves& l, void* out, int out_elem, const Dims& dsizes,
+                        const Dims& dstrides, bool merge) {
+  j.plan = make_plan(dsizes);
+  if (merge) {
+    OperandLayouts ops;
+    ops.add(dsizes, dstrides);
+    for (int k = 0; k < l.n; ++k) ops.add(*l.sizes[k], *l.strides[k]);
+    coalesce(j.plan, ops);
+  }
+  j.set_out(out, out_elem, dsizes, dstrides);
+  for (int k = 0; k < l.n; ++k) j.set_leaf(k, l.data[k], l.elem[k], *l.sizes[k], *l.strides[k]);
+}
+
+/// True when writing `out` while reading the operands could read an element after it was
+/// overwritten: an operand shares memory with the destination but is not read at exactly the
+/// position being written.
+inline bool region_overlaps(const RegionLeaves& l, const void* out, int out_elem, const Dims& dsizes,
+                            const Dims& dstrides, const StorageImpl* dstorage) {
+  const char *dlo, *dhi;
+  if (!dstorage || !byte_extent(out, dsizes, dstrides, size_t(out_elem), dlo, dhi)) return false;
+  for (int k = 0; k < l.n; ++k) {
+    if (l.storage[k] != dstorage) continue;
+    const char *lo, *hi;
+    if (!byte_extent(l.data[k], *l.sizes[k], *l.strides[k], size_t(l.elem[k]), lo, hi) || hi < dlo || lo > dhi)
+      continue;
+    // Same element positions? (same address, same size, and same strides once broadcast)
+    if (l.data[k] == out && l.elem[k] == out_elem) {
+      const LoopPlan p = make_plan(dsizes);
+      int64_t a[max_rank], b[max_rank];
+      plan_strides(p, *l.sizes[k], *l.strides[k], a);
+      plan_strides(p, dsizes, dstrides, b);
+      bool same = true;
+      for (int d = 0; d < p.rank; ++d) same = same && (a[d] == b[d] || p.sizes[d] == 1);
+      if (same) continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+/// The untyped body of `elementwise_region`.
+inline bool run_elementwise(const RegionLeaves& l, BlockFn fn, const void* expr, void* out, int out_elem,
+                            bool out_float, const Dims& dsizes, const Dims& dstrides, const StorageImpl* dstorage,
+                            bool check_overlap) {
+  if (check_overlap && region_overlaps(l, out, out_elem, dsizes, dstrides, dstorage)) return false;
+  RegionJob j;
+  plan_region(j, l, out, out_elem, dsizes, dstrides, true);
+  j.fn = fn;
+  j.expr = expr;
+  j.stream = out_float && numel(dsizes) * out_elem >= stream_store_bytes && j.out_st[j.plan.rank - 1] == 1;
+  run_region(j);
+  return true;
+}
+
+template <int Size>
+void copy_block(const BlockArgs& a, int64_t n) {
+  std::memcpy(a.out, a.in[0], size_t(n) * Size);
+}
+
+/// dst = src (same element size `elem`, src broadcast to dst's shape), through the driver:
+/// no per-type code, so every copy between tensors of one dtype shares it.
+inline void copy_elements(void* dst, const Dims& dsizes, const Dims& dstrides, const void* src, const Dims& ssizes,
+                          const Dims& sstrides, int elem) {
+  RegionJob j;
+  j.plan = make_plan(dsizes);
+  OperandLayouts ops;
+  ops.add(dsizes, dstrides);
+  ops.add(ssizes, sstrides);
+  coalesce(j.plan, ops);
+  j.set_out(dst, elem, dsizes, dstrides);
+  j.set_leaf(0, src, elem, ssizes, sstrides);
+  j.fn = elem == 1 ? &copy_block<1> : elem == 2 ? &copy_block<2> : elem == 4 ? &copy_block<4> : &copy_block<8>;
+  run_region(j);
 }
 
 }  // namespace torchtpu::detail

@@ -17,6 +17,9 @@ template <class Op, class E> inline constexpr bool is_argreduce<ArgReduceNode<Op
 template <class E> inline constexpr bool is_softmax = false;
 template <class E, bool L> inline constexpr bool is_softmax<SoftmaxNode<E, L>> = true;
 
+template <element T, int R, int R2>
+void copy_into(const Tensor<T, R>& dest, const Tensor<T, R2>& src);
+
 /// Write `e` into `dest` (shape already checked). `fresh`: dest was just allocated, so
 /// nothing can alias it.
 template <element T, int R, expression E>
@@ -39,14 +42,34 @@ void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
       }
     }
     elementwise_into(dest, evaluate_new(e));
-  } else {
+  } else if constexpr (tensor_handle<E> && std::same_as<typename E::value_type, T>) {
+    // A copy between tensors of one dtype: untyped (fuse/elementwise.hpp, copy_elements).
     if (!fresh && overlaps_unsafely(dest, e)) {
-      elementwise_into(dest, evaluate_new(e));  // NumPy's rule: evaluate into a temporary first
+      const Tensor<T> tmp = e.contiguous();  // NumPy's rule: through a temporary
+      copy_into(dest, tmp);
       return;
     }
-    if (same_shape && try_matmul_epilogue(dest, e)) return;
-    elementwise_into(dest, e);
+    copy_into(dest, e);
+  } else {
+    if constexpr (contains_contract<E>()) {
+      if (fresh || !overlaps_unsafely(dest, e)) {
+        if (same_shape && try_matmul_epilogue(dest, e)) return;
+        elementwise_into(dest, e);
+        return;
+      }
+    } else {
+      if (elementwise_region(dest, e, !fresh)) return;  // false: an operand overlaps dest
+    }
+    // NumPy's rule: evaluate into a temporary first
+    if constexpr (std::same_as<typename E::value_type, T>) copy_into(dest, evaluate_new(e));
+    else elementwise_into(dest, evaluate_new(e));
   }
+}
+
+template <element T, int R, int R2>
+void copy_into(const Tensor<T, R>& dest, const Tensor<T, R2>& src) {
+  copy_elements(dest.data_ptr(), dest.sizes(), dest.strides(), src.data_ptr(), src.sizes(), src.strides(),
+                int(sizeof(T)));
 }
 
 template <expression E>

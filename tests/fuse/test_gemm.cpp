@@ -18,6 +18,16 @@ namespace {
 std::atomic<long> g_news{0};
 }  // namespace
 
+// AddressSanitizer has its own operator new and reports memory that crosses between its
+// allocator and a replacement as a mismatch, so the counting replacement exists only in
+// builds without it (the allocation test says so and does not check there).
+#if defined(__SANITIZE_ADDRESS__)
+#define TORCHTPU_COUNT_NEW 0
+#else
+#define TORCHTPU_COUNT_NEW 1
+#endif
+
+#if TORCHTPU_COUNT_NEW
 // The replacement pair below is new→malloc / delete→free, which is matched; GCC cannot see
 // that across the replacement and warns.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -30,6 +40,7 @@ void* operator new(size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+#endif
 
 namespace {
 
@@ -108,6 +119,10 @@ TEST_CASE("bf16 matmul accumulates in f32", "[fuse][gemm]") {
 }
 
 TEST_CASE("no allocation when materializing into an existing tensor after the first call", "[fuse][gemm]") {
+  if (!TORCHTPU_COUNT_NEW) {
+    WARN("operator new is not counted under AddressSanitizer; this check runs in the normal build");
+    return;
+  }
   torchtpu::Generator gen(15);
   const Tensor<float> x = torchtpu::randn<float>({1, 64}, gen);
   const Tensor<float> w1 = torchtpu::randn<float>({64, 128}, gen), b1 = torchtpu::randn<float>({128}, gen);

@@ -45,7 +45,7 @@ void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
   } else if constexpr (tensor_handle<E> && std::same_as<typename E::value_type, T>) {
     // A copy between tensors of one dtype: untyped (fuse/elementwise.hpp, copy_elements).
     if (!fresh && overlaps_unsafely(dest, e)) {
-      const Tensor<T> tmp = e.contiguous();  // NumPy's rule: through a temporary
+      const Tensor<T> tmp = e.clone();  // NumPy's rule: through a temporary (a copy, never a view)
       copy_into(dest, tmp);
       return;
     }

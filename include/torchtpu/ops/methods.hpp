@@ -46,7 +46,7 @@ Tensor<T, R> Tensor<T, R>::clone() const {
     return Tensor<T, R>(out);
   }
   Tensor<T> out = Tensor<T>::empty(sizes_);
-  if (out.numel()) detail::elementwise_into(out, *this);
+  if (out.numel()) detail::copy_into(out, *this);
   return Tensor<T, R>(out);
 }
 

@@ -395,9 +395,10 @@ inline void check_lowerable(const ExprTree& t) {
       throw UnsupportedOperator("op '" + std::string(n.name) + "' has no StableHLO lowering on PJRT devices yet");
 }
 
-/// Records `t`, converted to `dtype` and broadcast to `out`, as one statement on graph `g`.
+/// Records `t` (a tree built for this statement alone: its leaves are detached from their
+/// storage here), converted to `dtype` and broadcast to `out`, as one statement on graph `g`.
 inline std::shared_ptr<DeviceArray> record_tree(const std::shared_ptr<PendingGraph>& g,
-                                                std::shared_ptr<const ExprTree> t, ScalarType dtype, const Dims& out,
+                                                std::shared_ptr<ExprTree> t, ScalarType dtype, const Dims& out,
                                                 bool run_now) {
   check_lowerable(*t);
   const stablehlo::Precision prec = matmul_precision();
@@ -414,9 +415,8 @@ inline std::shared_ptr<DeviceArray> record_tree(const std::shared_ptr<PendingGra
   // The closure keeps the leaves' views but not their storage: the statement's inputs are
   // its Refs, and a pending intermediate must not stay alive (and become an output of the
   // flushed program) only because a later statement's closure holds it.
-  auto detached = std::make_shared<ExprTree>(*t);
-  for (TreeLeaf& l : detached->leaves) l.storage.reset();
-  t = std::move(detached);
+  // (Every caller passes a tree built for this statement alone, so it is detached in place.)
+  for (TreeLeaf& l : t->leaves) l.storage.reset();
   st.emit = [t, dtype, out_dims = to_vec(out), prec](Emitter& em) {
     Value v = lower_node(em, *t, t->root, prec);
     return broadcast_to(em.builder(), convert_to(em.builder(), v, dtype), out_dims);
@@ -471,7 +471,7 @@ inline std::shared_ptr<DeviceArray> run_split(const std::shared_ptr<PendingGraph
 inline std::shared_ptr<void> run_tree(const Device& dev, const ExprTree& t, ScalarType dtype, const Dims& out) {
   auto g = graph_for(dev);
   if (execution_mode() == ExecutionMode::Fused)
-    return record_tree(g, std::make_shared<const ExprTree>(t), dtype, out, false);
+    return record_tree(g, std::make_shared<ExprTree>(t), dtype, out, false);
   return run_split(g, t, t.root, dtype, out);
 }
 

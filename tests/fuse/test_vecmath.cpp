@@ -128,3 +128,34 @@ TEST_CASE("vector path handles strided, broadcast and bf16 operands", "[fuse][ve
     CHECK(hy.data_ptr()[i].bits == r.bits);
   }
 }
+
+TEST_CASE("vector tanh: every float in [7, 10] stays within [-1, 1] and accurate; odd; signed zero", "[fuse][vecmath]") {
+  // The rational form x·P(x²)/Q(x²) can round above 1 where tanh(x) is within an ulp of 1
+  // (|x| in [8.3, 9] before the final clamp): walk every float there, both signs.
+  std::vector<float> v;
+  for (float f = 7.0f; f <= 10.0f; f = std::nextafter(f, 11.0f)) v.push_back(f);
+  const int64_t n = int64_t(v.size());
+  Tensor<float> x = Tensor<float>::empty({2 * n});
+  for (int64_t i = 0; i < n; ++i) {
+    x.data_ptr()[i] = v[size_t(i)];
+    x.data_ptr()[n + i] = -v[size_t(i)];
+  }
+  const Tensor<float> t = torchtpu::tanh(x);
+  double worst = 0;
+  int64_t above = 0, not_odd = 0;
+  for (int64_t i = 0; i < 2 * n; ++i) {
+    const double r = std::tanh(double(x.data_ptr()[i]));
+    worst = std::max(worst, std::abs(double(t.data_ptr()[i]) - r) / std::abs(r));
+    above += std::abs(t.data_ptr()[i]) > 1.0f;
+  }
+  for (int64_t i = 0; i < n; ++i) not_odd += t.data_ptr()[i] != -t.data_ptr()[n + i];
+  CHECK(above == 0);
+  CHECK(not_odd == 0);
+  CHECK(worst < 4e-7);
+  const Tensor<float> z = torchtpu::tanh(Tensor<float>{0.0f, -0.0f, 1e-30f, 9.0f, 50.0f});
+  CHECK(z.data_ptr()[0] == 0.0f);
+  CHECK(std::signbit(z.data_ptr()[1]));
+  CHECK(z.data_ptr()[2] == 1e-30f);  // tanh(x) = x below 2^-12 in float
+  CHECK(std::abs(double(z.data_ptr()[3]) - std::tanh(9.0)) < 1e-7);
+  CHECK(z.data_ptr()[4] == 1.0f);
+}

@@ -31,7 +31,10 @@ struct ScalarNode : ExprBase<ScalarNode<S>> {
   static constexpr bool is_torchtpu_expression = true;
   static constexpr bool weak_scalar = true;
   S value;
-  explicit ScalarNode(S v) : value(v) {}
+  /// `value` rounded to float once, for the vector kernels (they compute in float and
+  /// would otherwise convert it again for every 16 elements).
+  float as_float;
+  explicit ScalarNode(S v) : value(v), as_float(convert<float>(v)) {}
   const Dims& shape() const noexcept { return shape_; }
 
  private:

@@ -185,7 +185,7 @@ TORCHTPU_SIMD VecF vector_map(const E& e, const void* const* in, int64_t i, Mask
 template <int K, class E>
 TORCHTPU_SIMD VecF vector_at(const E& e, const void* const* in, int64_t i, MaskF m) {
   if constexpr (is_weak_scalar<E>) {
-    return vset1(convert<float>(e.value));
+    return vset1(e.as_float);
   } else if constexpr (is_map_node<E>) {
     const VecF r = vector_map<K>(e, in, i, m, std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
     if constexpr (std::same_as<typename E::value_type, bfloat16>) return round_bf16(r);
@@ -198,22 +198,41 @@ TORCHTPU_SIMD VecF vector_at(const E& e, const void* const* in, int64_t i, MaskF
   }
 }
 
+/// Lanes [0, n) of `e` into `out`: full vectors first (unmasked), then one masked tail;
+/// `NT`: non-temporal stores (`out` 64-byte aligned, float).
+template <class T, class E, bool NT>
+TORCHTPU_SIMD void vector_run(const E& e, const void* const* in, T* __restrict out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const VecF r = vector_at<0>(e, in, i, MaskF(0xffff));
+    if constexpr (NT) _mm512_stream_ps(out + i, r.v);
+    else if constexpr (std::same_as<T, float>) _mm512_storeu_ps(out + i, r.v);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), to_bf16_bits(r));
+  }
+  if (i < n) {
+    const MaskF m = lane_mask(n - i);
+    const VecF r = vector_at<0>(e, in, i, m);
+    if constexpr (std::same_as<T, float>) _mm512_mask_storeu_ps(out + i, m, r.v);
+    else _mm256_mask_storeu_epi16(reinterpret_cast<uint16_t*>(out + i), m, to_bf16_bits(r));
+  }
+}
+
 template <class T, class E>
 TORCHTPU_SIMD_KERNEL void vector_block(const BlockArgs& a, int64_t n) {
   const E& e = *static_cast<const E*>(a.expr);
   T* out = static_cast<T*>(a.out);
-  for (int64_t i = 0; i < n; i += 16) {
-    const MaskF m = lane_mask(n - i);
-    const VecF r = vector_at<0>(e, a.in, i, m);
-    if constexpr (std::same_as<T, float>) {
-      if (a.stream && m == 0xffff && (reinterpret_cast<uintptr_t>(out + i) & 63) == 0) _mm512_stream_ps(out + i, r.v);
-      else _mm512_mask_storeu_ps(out + i, m, r.v);
-    } else {
-      _mm256_mask_storeu_epi16(reinterpret_cast<uint16_t*>(out + i), m, to_bf16_bits(r));
+  // Leaf pointers in locals (registers), not re-read from `a` after every store.
+  constexpr int nl = leaf_count<E>() > 0 ? leaf_count<E>() : 1;
+  const void* in[nl];
+  for (int k = 0; k < nl; ++k) in[k] = a.in[k];
+  if constexpr (std::same_as<T, float>) {
+    if (a.stream && (reinterpret_cast<uintptr_t>(out) & 63) == 0) {
+      vector_run<T, E, true>(e, in, out, n);
+      _mm_sfence();  // order the non-temporal stores before the region's end
+      return;
     }
   }
-  if constexpr (std::same_as<T, float>)
-    if (a.stream) _mm_sfence();  // order the non-temporal stores before the region's end
+  vector_run<T, E, false>(e, in, out, n);
 }
 #endif
 

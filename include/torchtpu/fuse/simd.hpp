@@ -127,7 +127,8 @@ TORCHTPU_SIMD VecF vminimum(VecF a, VecF b) {
   const VecF r{_mm512_maskz_min_ps(0xffff, a.v, b.v)};
   return select(is_nan(a), a, select(is_nan(b), b, r));
 }
-/// 1 / d for d in [1, 2] (reciprocal estimate + one Newton step, about 1 ulp).
+/// 1 / d for normal d (reciprocal estimate + one Newton step, about 1 ulp); the math
+/// functions use it for denominators in [1, 2] (sigmoid) and [1, 336] (tanh).
 TORCHTPU_SIMD VecF vrecip_1_2(VecF d) {
   const __m512 r = _mm512_maskz_rcp14_ps(0xffff, d.v);
   return {_mm512_mul_ps(r, _mm512_fnmadd_ps(d.v, r, _mm512_set1_ps(2.0f)))};

@@ -98,6 +98,19 @@ void info(const std::string& key, const std::string& value) {
   if (g_csv) std::fprintf(g_csv, "#%s,%s\n", key.c_str(), value.c_str());
 }
 
+/// The 1, 5 and 15-minute load averages (/proc/loadavg), to record how busy the machine was.
+std::string loadavg() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (!f) return "?";
+  double a = 0, b = 0, c = 0;
+  const int got = std::fscanf(f, "%lf %lf %lf", &a, &b, &c);
+  std::fclose(f);
+  if (got != 3) return "?";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f %.2f %.2f", a, b, c);
+  return buf;
+}
+
 Tensor<float> randn(torchtpu::Dims shape, torchtpu::Generator& g) { return torchtpu::randn<float>(shape, g); }
 
 void set_threads(int t) {
@@ -297,6 +310,7 @@ int main(int argc, char** argv) {
   info("torchtpu", std::string("AVX-512 path ") + (torchtpu::detail::cpu_has_avx512() ? "on" : "off") + ", AVX512-BF16 " +
                        (torchtpu::detail::cpu_has_avx512_bf16() ? "yes" : "no") + ", default threads " +
                        std::to_string(torchtpu::get_num_threads()));
+  info("loadavg at start", loadavg());
   const double peak = bench::fma_peak_gflops();
   std::printf("# FMA peak (1 core, AVX-512): %.1f GFLOP/s\n", peak);
   if (g_csv) std::fprintf(g_csv, "peak,1 core,fma,%.6g,%.6g,GFLOP/s\n", peak, peak);
@@ -305,6 +319,7 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "W3") w3_w4_w7(g);
   if (only.empty() || only == "W5") w5(g);
   if (only.empty() || only == "W6") w6(g);
+  info("loadavg at end", loadavg());
   if (g_csv) std::fclose(g_csv);
   return 0;
 }

@@ -50,8 +50,13 @@ out.append(f"- libtorch: {info.get('libtorch', '')}")
 peak = [r for r in rows if r[0] == "peak"]
 if peak:
     out.append(f"- FMA peak, 1 core (register-only AVX-512 loop): {peak[0][4]:.1f} GFLOP/s")
-out.append("- Load: this is a shared 2-core VM; other jobs ran during the measurement, which is why only "
+out.append(f"- Load average (1/5/15 min) at the start of the run: {info.get('loadavg at start', '?')}; at the end: "
+           f"{info.get('loadavg at end', '?')}. Timings on this VM drift 30-50 % over seconds, which is why only "
            "same-process interleaved ratios are meaningful.\n")
+notes = os.path.join(os.path.dirname(os.path.abspath(md_path)), "RESULTS-notes.md")
+if os.path.exists(notes):
+    # hand-written analysis of the committed run (what the numbers show, why a floor misses)
+    out.append(open(notes).read().rstrip("\n") + "\n")
 
 floors = {}
 for w, cfg, name, sec, metric, unit in rows:

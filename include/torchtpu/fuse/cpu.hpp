@@ -294,9 +294,9 @@ void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
       const StridedReader<T> out0(dest.data_ptr(), dest.sizes(), dest.strides(), p);
       const int64_t rows = plan_rows(p);
       parallel_chunks(rows, chunks_for(rows * p.sizes[p.rank - 1], reduce_grain / 4), 1, [&](int64_t r0, int64_t r1) {
-        VecEval<E> ev = base;
+        VecEval<E> ev = base, next = base;
         StridedReader<T> out = out0;
-        vec_softmax_rows<Log, T, E>(ev, out, p, r0, r1);
+        vec_softmax_rows<Log, T, E>(ev, next, out, p, r0, r1);
       });
       return;
     }

@@ -90,6 +90,59 @@ TEST_CASE("reductions are deterministic for a given thread count", "[fuse][reduc
   CHECK(t1.item() == t2.item());
 }
 
+TEST_CASE("row reductions of every row count and length against float64", "[fuse][reduce]") {
+  // rows are read 4 at a time with a leftover group, rows have a 64-lane body and a tail;
+  // the result must not depend on the thread count (each row is summed in one fixed order)
+  ThreadsGuard guard;
+  torchtpu::Generator gen(27);
+  for (const int64_t c : {1, 15, 16, 17, 63, 64, 65, 200, 1029}) {
+    for (const int64_t r : {1, 2, 3, 4, 5, 7, 9, 130}) {
+      INFO(r << " rows of length " << c);
+      const Tensor<float> x = torchtpu::randn<float>({r, c}, gen);
+      const float* p = x.data_ptr();
+      const Tensor<float> s = torchtpu::sum(x, {1}), m = torchtpu::mean(x * 2.0 + 1.0, {1});
+      const Tensor<float> mx = torchtpu::max(x, {1});
+      for (int64_t i = 0; i < r; ++i) {
+        double want = 0, want_m = 0, want_mx = -1e30;
+        for (int64_t j = 0; j < c; ++j) {
+          want += p[i * c + j];
+          want_m += double(p[i * c + j] * 2.0f + 1.0f);
+          want_mx = std::max(want_mx, double(p[i * c + j]));
+        }
+        CHECK(std::abs(s.data_ptr()[i] - want) <= 1e-6 * c + 1e-6);
+        CHECK(std::abs(m.data_ptr()[i] - want_m / double(c)) <= 1e-6 * (1 + std::abs(want_m / double(c))));
+        CHECK(mx.data_ptr()[i] == float(want_mx));
+      }
+      torchtpu::set_num_threads(1);
+      const Tensor<float> s1 = torchtpu::sum(x * 3.0, {1});
+      for (const int threads : {2, 3, 4}) {
+        torchtpu::set_num_threads(threads);
+        const Tensor<float> st = torchtpu::sum(x * 3.0, {1});
+        CHECK(std::memcmp(s1.data_ptr(), st.data_ptr(), sizeof(float) * size_t(r)) == 0);
+      }
+      torchtpu::set_num_threads(guard.saved);
+    }
+  }
+  // reduced axis last of a 3-d tensor into a strided dest, and a gathered (transposed) row
+  const Tensor<float> x3 = torchtpu::randn<float>({5, 6, 70}, gen);
+  Tensor<float> d = Tensor<float>::empty({6, 5});
+  d.t().copy_(torchtpu::sum(x3, {2}));
+  const Tensor<float> xt = torchtpu::randn<float>({70, 30}, gen);
+  const Tensor<float> st = torchtpu::sum(xt.t(), {1});
+  for (int64_t a = 0; a < 5; ++a) {
+    for (int64_t b = 0; b < 6; ++b) {
+      double want = 0;
+      for (int64_t k = 0; k < 70; ++k) want += x3.data_ptr()[(a * 6 + b) * 70 + k];
+      CHECK(std::abs(d.data_ptr()[b * 5 + a] - want) <= 1e-4);
+    }
+  }
+  for (int64_t j = 0; j < 30; ++j) {
+    double want = 0;
+    for (int64_t k = 0; k < 70; ++k) want += xt.data_ptr()[k * 30 + j];
+    CHECK(std::abs(st.data_ptr()[j] - want) <= 1e-4);
+  }
+}
+
 TEST_CASE("softmax and log_softmax along rows and columns", "[fuse][reduce]") {
   torchtpu::Generator gen(23);
   const int64_t r = 37, c = 1029;

@@ -186,8 +186,7 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
       if (inner_reduced && barrier == p.rank - 1) {
         const VecEval<E> base(node.arg, p, EvalContext{});
         parallel_chunks(kept_total, chunks_for(kept_total * inner, reduce_grain), 1, [&](int64_t o0, int64_t o1) {
-          VecEval<E> ev = base;
-          vec_reduce_rows<Op, T, E>(ev, p, dst_st, out, count, o0, o1);
+          vec_reduce_rows<Op, T, E>(base, p, dst_st, out, count, o0, o1);
         });
         return;
       }

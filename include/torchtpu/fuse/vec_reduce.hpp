@@ -33,37 +33,68 @@ inline constexpr int64_t reduce_grain = 65536;
 
 #if TORCHTPU_HAS_AVX512_PATH
 
+/// Row reductions read this many rows side by side: more streams from memory in flight at
+/// once (the loop is bound by L3/memory latency, not arithmetic); W6 row sums 5 % faster.
+inline constexpr int reduce_rows_together = 4;
+
+/// The 4 accumulators of one row combined in a fixed order: pairs, then a lane tree (lane l
+/// with l + 8, l + 4, l + 2, l + 1), finalized and converted. The tree keeps the combine in
+/// vector registers (a lane-by-lane scalar chain costs about 1 % of W6 row sums).
+template <class Op, class T>
+TORCHTPU_SIMD T finish_row(const VecF* a, int64_t count) {
+  VecF v = Op::simd_combine(Op::simd_combine(a[0], a[1]), Op::simd_combine(a[2], a[3]));
+  v = Op::simd_combine(v, VecF{_mm512_maskz_shuffle_f32x4(0xffff, v.v, v.v, _MM_SHUFFLE(1, 0, 3, 2))});
+  v = Op::simd_combine(v, VecF{_mm512_maskz_shuffle_f32x4(0xffff, v.v, v.v, _MM_SHUFFLE(2, 3, 0, 1))});
+  v = Op::simd_combine(v, VecF{_mm512_maskz_permute_ps(0xffff, v.v, _MM_SHUFFLE(1, 0, 3, 2))});
+  v = Op::simd_combine(v, VecF{_mm512_maskz_permute_ps(0xffff, v.v, _MM_SHUFFLE(2, 3, 0, 1))});
+  return convert<T>(Op::finalize(_mm512_cvtss_f32(v.v), count));
+}
+
 /// Outputs [o0, o1) where output o reduces row o of plan `p` (the reduced axis is the plan's
-/// last dim, `len` long): 4 vector accumulators, then the 16 lanes combined in lane order.
+/// last dim, `len` long): 4 vector accumulators per row, each fed every 4th vector of the row
+/// (the tail into the first), then `finish_row`. Rows go `reduce_rows_together` at a time;
+/// each row's order is the same either way, so results do not depend on the thread split.
 template <class Op, class T, class E>
-TORCHTPU_SIMD_KERNEL void vec_reduce_rows(VecEval<E>& ev, const LoopPlan& p, const int64_t* dst_st, T* out,
+TORCHTPU_SIMD_KERNEL void vec_reduce_rows(const VecEval<E>& base, const LoopPlan& p, const int64_t* dst_st, T* out,
                                           int64_t count, int64_t o0, int64_t o1) {
+  constexpr int K = reduce_rows_together;
   const int64_t len = p.sizes[p.rank - 1];
   const VecF id = vset1(Op::template init<float>());
+  static_assert(K == 4, "one copy of base below per row read together");
+  VecEval<E> ev[K] = {base, base, base, base};
+  int64_t off[K];
   int64_t idx[max_rank] = {};
-  for (int64_t o = o0; o < o1; ++o) {
-    unflatten_row(p, o, idx);
-    int64_t off = 0;
-    for (int j = 0; j + 1 < p.rank; ++j) off += idx[j] * dst_st[j];
-    ev.set_row(idx);
-    VecF a0 = id, a1 = id, a2 = id, a3 = id;
+  for (int64_t o = o0; o < o1; o += K) {
+    const int rows = o1 - o < K ? int(o1 - o) : K;
+    for (int k = 0; k < rows; ++k) {
+      unflatten_row(p, o + k, idx);
+      off[k] = 0;
+      for (int j = 0; j + 1 < p.rank; ++j) off[k] += idx[j] * dst_st[j];
+      ev[k].set_row(idx);
+    }
+    VecF a[K][4];
+#pragma GCC unroll 16
+    for (int k = 0; k < K * 4; ++k) a[k / 4][k % 4] = id;
     int64_t i = 0;
-    for (; i + 64 <= len; i += 64) {
-      a0 = Op::simd_combine(a0, ev.load(i, 16));
-      a1 = Op::simd_combine(a1, ev.load(i + 16, 16));
-      a2 = Op::simd_combine(a2, ev.load(i + 32, 16));
-      a3 = Op::simd_combine(a3, ev.load(i + 48, 16));
+    if (rows == K) {
+      for (; i + 64 <= len; i += 64) {
+#pragma GCC unroll 16
+        for (int k = 0; k < K * 4; ++k) a[k / 4][k % 4] = Op::simd_combine(a[k / 4][k % 4], ev[k / 4].load(i + 16 * (k % 4), 16));
+      }
+    } else {
+      for (int k = 0; k < rows; ++k) {
+        for (int64_t j = 0; j + 64 <= len; j += 64) {
+#pragma GCC unroll 4
+          for (int q = 0; q < 4; ++q) a[k][q] = Op::simd_combine(a[k][q], ev[k].load(j + 16 * q, 16));
+        }
+      }
+      i = len & ~int64_t(63);
     }
     for (; i < len; i += 16) {
       const int64_t n = len - i < 16 ? len - i : 16;
-      a0 = Op::simd_combine(a0, select(lane_mask(n), ev.load(i, n), id));
+      for (int k = 0; k < rows; ++k) a[k][0] = Op::simd_combine(a[k][0], select(lane_mask(n), ev[k].load(i, n), id));
     }
-    a0 = Op::simd_combine(Op::simd_combine(a0, a1), Op::simd_combine(a2, a3));
-    alignas(64) float lanes[16];
-    vstore(lanes, a0, 16);
-    float acc = lanes[0];
-    for (int l = 1; l < 16; ++l) acc = Op::combine(acc, lanes[l]);
-    out[off] = convert<T>(Op::finalize(acc, count));
+    for (int k = 0; k < rows; ++k) out[off[k]] = finish_row<Op, T>(a[k], count);
   }
 }
 

@@ -186,8 +186,7 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
       if (inner_reduced && barrier == p.rank - 1) {
         const VecEval<E> base(node.arg, p, EvalContext{});
         parallel_chunks(kept_total, chunks_for(kept_total * inner, reduce_grain), 1, [&](int64_t o0, int64_t o1) {
-          VecEval<E> ev = base;
-          vec_reduce_rows<Op, T, E>(ev, p, dst_st, out, count, o0, o1);
+          vec_reduce_rows<Op, T, E>(base, p, dst_st, out, count, o0, o1);
         });
         return;
       }
@@ -294,9 +293,9 @@ void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
       const StridedReader<T> out0(dest.data_ptr(), dest.sizes(), dest.strides(), p);
       const int64_t rows = plan_rows(p);
       parallel_chunks(rows, chunks_for(rows * p.sizes[p.rank - 1], reduce_grain / 4), 1, [&](int64_t r0, int64_t r1) {
-        VecEval<E> ev = base;
+        VecEval<E> ev = base, next = base;
         StridedReader<T> out = out0;
-        vec_softmax_rows<Log, T, E>(ev, out, p, r0, r1);
+        vec_softmax_rows<Log, T, E>(ev, next, out, p, r0, r1);
       });
       return;
     }

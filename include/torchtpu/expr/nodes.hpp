@@ -122,7 +122,10 @@ struct MapNode : ExprBase<MapNode<Op, Args...>> {
   std::tuple<Args...> args;
   Op op;
 
-  explicit MapNode(Op o, Args... a) : args(std::move(a)...), op(o) {
+  // Operands are forwarded straight into `args` (one move or copy per operand, not two).
+  template <class... X>
+    requires(sizeof...(X) == sizeof...(Args))
+  explicit MapNode(Op o, X&&... a) : args(std::forward<X>(a)...), op(o) {
     bool first = true;
     auto fold = [&](const Dims& s) {
       shape_ = first ? s : broadcast_shapes(shape_, s, Op::name);
@@ -269,7 +272,7 @@ struct ContractNode : ExprBase<ContractNode<A, B>> {
   Dims batch;   ///< broadcast batch shape
   int64_t m = 1, k = 1, n = 1;
 
-  ContractNode(A x, B y) : a(std::move(x)), b(std::move(y)) {
+  ContractNode(const A& x, const B& y) : a(x), b(y) {
     const Dims& sa = a.shape();
     const Dims& sb = b.shape();
     if (sa.size() == 0 || sb.size() == 0)

@@ -43,11 +43,11 @@ inline constexpr int64_t gemv_grain = int64_t(1) << 17;
 /// over threads), so every column is summed in the same order whatever the thread count.
 inline int gemv_k_chains(int64_t n) { return n <= 16 ? 8 : n <= 32 ? 4 : n <= 64 ? 2 : 1; }
 
-/// Elements of B from which a batch-1 product streams B in memory order (gemv1_stream)
-/// instead of by column tiles: 512 KiB, about where B stops fitting in L2 next to the rest
-/// of a forward pass. Decided on the whole B (never on a thread's share), so the summation
-/// order, hence the result, does not depend on the thread count.
-inline constexpr int64_t gemv_stream_elems = int64_t(1) << 17;
+/// Elements of B one thread reads from which a batch-1 product streams B in memory order
+/// (gemv1_stream) instead of by column tiles: 1 MiB, beyond which its share of B no longer
+/// stays in a 2 MiB L2 next to the rest of a forward pass. Both kernels sum each column in
+/// the same order, so the choice, which depends on the thread's share, never changes a result.
+inline constexpr int64_t gemv_stream_elems = int64_t(1) << 18;
 
 /// Batch 1, B row-major: c[0, NV*16 columns] = a · b for one tile of up to NV vectors
 /// (`width` columns; lanes past it are neither read nor written), with KS chains along k.
@@ -115,7 +115,8 @@ TORCHTPU_SIMD void gemv1_rowmajor(const GemvArgs& g, int64_t j0, int64_t j1) {
 /// memory order, 8 rows at a time (8 streams the prefetchers follow), and the result row,
 /// which stays in L1, is updated once per 8 rows. Column tiles (gemv1_rowmajor) would instead
 /// read each row in several passes, a strided pattern that costs about 15 % when B comes from
-/// L3 or memory.
+/// L3 or memory. Each column is one FMA chain over k in order, as in gemv1_tile<NV, 1>, so the
+/// two kernels give bitwise equal results and may be chosen per thread.
 TORCHTPU_SIMD void gemv1_stream(const GemvArgs& g, int64_t j0, int64_t j1) {
   float* c = g.c;
   for (int64_t j = j0; j < j1; j += 16) _mm512_mask_storeu_ps(c + j, lane_mask(j1 - j), _mm512_setzero_ps());
@@ -128,16 +129,10 @@ TORCHTPU_SIMD void gemv1_stream(const GemvArgs& g, int64_t j0, int64_t j1) {
     const float* r = g.b + p * sbk;
     for (int64_t j = j0; j < j1; j += 16) {
       const __mmask16 mk = lane_mask(j1 - j);
-      // two chains (even and odd rows), added at the end: a fixed order for every column
-      __m512 e = _mm512_maskz_loadu_ps(mk, c + j);
-      __m512 o = _mm512_mul_ps(av[1], _mm512_maskz_loadu_ps(mk, r + sbk + j));
-      e = _mm512_fmadd_ps(av[0], _mm512_maskz_loadu_ps(mk, r + j), e);
-#pragma GCC unroll 3
-      for (int s = 2; s < 8; s += 2) {
-        e = _mm512_fmadd_ps(av[s], _mm512_maskz_loadu_ps(mk, r + s * sbk + j), e);
-        o = _mm512_fmadd_ps(av[s + 1], _mm512_maskz_loadu_ps(mk, r + (s + 1) * sbk + j), o);
-      }
-      _mm512_mask_storeu_ps(c + j, mk, _mm512_add_ps(e, o));
+      __m512 acc = _mm512_maskz_loadu_ps(mk, c + j);
+#pragma GCC unroll 8
+      for (int s = 0; s < 8; ++s) acc = _mm512_fmadd_ps(av[s], _mm512_maskz_loadu_ps(mk, r + s * sbk + j), acc);
+      _mm512_mask_storeu_ps(c + j, mk, acc);
     }
   }
   for (; p < g.k; ++p) {
@@ -212,7 +207,7 @@ TORCHTPU_SIMD_KERNEL inline void gemv_columns(const GemvArgs& g, int64_t j0, int
   if (g.sbn != 1) return gemv_colmajor(g, j0, j1);
   switch (g.m) {
     case 1:
-      if (g.k * g.n >= gemv_stream_elems) return gemv1_stream(g, j0, j1);
+      if (gemv_k_chains(g.n) == 1 && g.k * (j1 - j0) >= gemv_stream_elems) return gemv1_stream(g, j0, j1);
       switch (gemv_k_chains(g.n)) {
         case 8: return gemv1_rowmajor<8>(g, j0, j1);
         case 4: return gemv1_rowmajor<4>(g, j0, j1);

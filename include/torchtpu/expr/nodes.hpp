@@ -109,6 +109,14 @@ constexpr void for_each_in(Tuple& t, F&& f) {
       std::make_index_sequence<std::tuple_size_v<std::remove_const_t<Tuple>>>{});
 }
 
+/// `a == b` as a plain loop (Dims' operator== is a memcmp call).
+inline bool same_shape(const Dims& a, const Dims& b) {
+  if (a.size() != b.size()) return false;
+  for (int i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 /// **Errors:** ShapeError from the constructor when operand shapes do not broadcast.
 template <class Op, expression... Args>
 struct MapNode : ExprBase<MapNode<Op, Args...>> {
@@ -128,7 +136,8 @@ struct MapNode : ExprBase<MapNode<Op, Args...>> {
   explicit MapNode(Op o, X&&... a) : args(std::forward<X>(a)...), op(o) {
     bool first = true;
     auto fold = [&](const Dims& s) {
-      shape_ = first ? s : broadcast_shapes(shape_, s, Op::name);
+      if (first) shape_ = s;
+      else if (!same_shape(shape_, s)) shape_ = broadcast_shapes(shape_, s, Op::name);
       first = false;
     };
     for_each_in(args, [&](const auto& x) { fold(x.shape()); });
@@ -286,10 +295,12 @@ struct ContractNode : ExprBase<ContractNode<A, B>> {
       throw ShapeError("matmul: " + to_string(sa) + " @ " + to_string(sb) + ": contracted sizes " +
                        std::to_string(ka) + " and " + std::to_string(kb) + " differ");
     k = ka;
-    Dims ba(sa.begin(), sa.end() - (va ? 1 : 2));
-    Dims bb(sb.begin(), sb.end() - (vb ? 1 : 2));
-    batch = broadcast_shapes(ba, bb, "matmul");
-    shape_ = batch;
+    if (sa.size() > 2 || sb.size() > 2) {  // batched (2-D and 1-D operands have no batch dims)
+      Dims ba(sa.begin(), sa.end() - (va ? 1 : 2));
+      Dims bb(sb.begin(), sb.end() - (vb ? 1 : 2));
+      batch = broadcast_shapes(ba, bb, "matmul");
+      shape_ = batch;
+    }
     if (!va) shape_.push_back(m);
     if (!vb) shape_.push_back(n);
   }

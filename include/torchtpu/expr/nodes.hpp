@@ -112,6 +112,14 @@ constexpr void for_each_in(Tuple& t, F&& f) {
       std::make_index_sequence<std::tuple_size_v<std::remove_const_t<Tuple>>>{});
 }
 
+/// `a == b` as a plain loop (Dims' operator== is a memcmp call).
+inline bool same_shape(const Dims& a, const Dims& b) {
+  if (a.size() != b.size()) return false;
+  for (int i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 /// **Errors:** ShapeError from the constructor when operand shapes do not broadcast.
 template <class Op, expression... Args>
 struct MapNode : ExprBase<MapNode<Op, Args...>> {
@@ -125,10 +133,14 @@ struct MapNode : ExprBase<MapNode<Op, Args...>> {
   std::tuple<Args...> args;
   Op op;
 
-  explicit MapNode(Op o, Args... a) : args(std::move(a)...), op(o) {
+  // Operands are forwarded straight into `args` (one move or copy per operand, not two).
+  template <class... X>
+    requires(sizeof...(X) == sizeof...(Args))
+  explicit MapNode(Op o, X&&... a) : args(std::forward<X>(a)...), op(o) {
     bool first = true;
     auto fold = [&](const Dims& s) {
-      shape_ = first ? s : broadcast_shapes(shape_, s, Op::name);
+      if (first) shape_ = s;
+      else if (!same_shape(shape_, s)) shape_ = broadcast_shapes(shape_, s, Op::name);
       first = false;
     };
     for_each_in(args, [&](const auto& x) { fold(x.shape()); });
@@ -272,7 +284,7 @@ struct ContractNode : ExprBase<ContractNode<A, B>> {
   Dims batch;   ///< broadcast batch shape
   int64_t m = 1, k = 1, n = 1;
 
-  ContractNode(A x, B y) : a(std::move(x)), b(std::move(y)) {
+  ContractNode(const A& x, const B& y) : a(x), b(y) {
     const Dims& sa = a.shape();
     const Dims& sb = b.shape();
     if (sa.size() == 0 || sb.size() == 0)
@@ -286,10 +298,12 @@ struct ContractNode : ExprBase<ContractNode<A, B>> {
       throw ShapeError("matmul: " + to_string(sa) + " @ " + to_string(sb) + ": contracted sizes " +
                        std::to_string(ka) + " and " + std::to_string(kb) + " differ");
     k = ka;
-    Dims ba(sa.begin(), sa.end() - (va ? 1 : 2));
-    Dims bb(sb.begin(), sb.end() - (vb ? 1 : 2));
-    batch = broadcast_shapes(ba, bb, "matmul");
-    shape_ = batch;
+    if (sa.size() > 2 || sb.size() > 2) {  // batched (2-D and 1-D operands have no batch dims)
+      Dims ba(sa.begin(), sa.end() - (va ? 1 : 2));
+      Dims bb(sb.begin(), sb.end() - (vb ? 1 : 2));
+      batch = broadcast_shapes(ba, bb, "matmul");
+      shape_ = batch;
+    }
     if (!va) shape_.push_back(m);
     if (!vb) shape_.push_back(n);
   }

@@ -9,7 +9,8 @@
 #include "../core/tensor.hpp"  // Tensor
 #include "../expr/nodes.hpp"   // node types
 #include "evaluator.hpp"       // Evaluator, for_each_operand
-#include "gemm.hpp"            // gemm_rows
+#include "gemm.hpp"            // gemm_rows, sgemm_avx512
+#include "gemv.hpp"            // GemvArgs, sgemv_small (the lean batch-1..4 path)
 #include "plan.hpp"            // LoopPlan
 #include "elementwise.hpp"     // RegionJob, block kernels (elementwise regions)
 #include "vec_eval.hpp"        // VecEval (reductions, softmax)
@@ -542,6 +543,182 @@ bool try_matmul_epilogue(const Tensor<T, R>& dest, const E& e) {
     });
     return ok;
   }
+}
+
+// ---- small-batch matmul with its epilogue: the lean path ---------------------------------
+
+/// `a == b` as a plain loop (Dims' operator== becomes a memcmp call, which costs more than
+/// the two or three sizes compared here).
+inline bool same_dims(const Dims& a, const Dims& b) {
+  if (a.size() != b.size()) return false;
+  for (int i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+/// Matmul nodes in `E`'s elementwise region (compile time).
+template <class E>
+constexpr int contract_count() {
+  if constexpr (is_contract<E>) {
+    return 1;
+  } else if constexpr (is_map_node<E>) {
+    return []<class Op, class... Args>(std::type_identity<MapNode<Op, Args...>>) {
+      return (0 + ... + contract_count<Args>());
+    }(std::type_identity<E>{});
+  } else {
+    return 0;
+  }
+}
+
+/// True when `E` is a region the lean path takes: map nodes over tensors, numbers and exactly
+/// one f32 matmul of two f32 tensors, all with a vector form.
+template <class E>
+constexpr bool lean_matmul_region() {
+  if constexpr (contract_count<E>() != 1 || leaf_count<E>() > max_region_leaves) {
+    return false;
+  } else if constexpr (is_contract<E>) {
+    using A = decltype(E::a);
+    using B = decltype(E::b);
+    return tensor_handle<A> && tensor_handle<B> && std::same_as<typename A::value_type, float> &&
+           std::same_as<typename B::value_type, float>;
+  } else if constexpr (is_map_node<E>) {
+    if constexpr (!vectorizable<E>()) {
+      return false;
+    } else {
+      return []<class Op, class... Args>(std::type_identity<MapNode<Op, Args...>>) {
+        return ((is_weak_scalar<Args> || tensor_handle<Args> || is_map_node<Args> ||
+                 (is_contract<Args> && lean_matmul_region<Args>())) && ...) &&
+               ((!is_map_node<Args> || contract_count<Args>() == 0 || lean_matmul_region<Args>()) && ...);
+      }(std::type_identity<E>{});
+    }
+  } else {
+    return false;
+  }
+}
+
+/// Where each operand of a lean region is, by row of the [m, n] result: element (r, j) of
+/// operand `k` is at `base[k] + r * row[k] + j * elem[k]` (bytes; inner stride 1).
+template <int N>
+struct RowOperands {
+  const char* base[N > 0 ? N : 1];
+  int64_t row[N > 0 ? N : 1];
+  int elem[N > 0 ? N : 1];
+};
+
+/// Fills `l` from `e` (operand numbering as add_leaves). False when an operand cannot be read
+/// by rows in place (inner stride not 1, broadcast along the row, or shares memory with the
+/// destination `dst`).
+template <int K, int N, class E>
+bool row_operands(RowOperands<N>& l, const E& e, const StorageImpl* dst, int64_t m, int64_t n, float* c,
+                  int64_t ldc) {
+  if constexpr (is_weak_scalar<E>) {
+    return true;
+  } else if constexpr (tensor_handle<E>) {
+    using V = typename E::value_type;
+    const Dims& s = e.sizes();
+    const Dims& st = e.strides();
+    const int r = s.size();
+    if (e.storage().get() == dst) return false;
+    if (n > 1 && (r == 0 || s[r - 1] != n || st[r - 1] != 1)) return false;
+    l.base[K] = reinterpret_cast<const char*>(e.data_ptr());
+    l.row[K] = (r >= 2 && m > 1 && s[r - 2] == m) ? st[r - 2] * int64_t(sizeof(V)) : 0;
+    l.elem[K] = int(sizeof(V));
+    return true;
+  } else if constexpr (is_map_node<E>) {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return (row_operands<K + arg_offset<E, I>()>(l, std::get<I>(e.args), dst, m, n, c, ldc) && ...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
+  } else {  // the matmul: its product, in the destination
+    l.base[K] = reinterpret_cast<const char*>(c);
+    l.row[K] = ldc * int64_t(sizeof(float));
+    l.elem[K] = int(sizeof(float));
+    return true;
+  }
+}
+
+/// The one matmul of a lean region.
+template <class E>
+const auto& lean_contract(const E& e) {
+  if constexpr (is_contract<E>) {
+    return e;
+  } else {
+    return [&]<size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+      constexpr size_t which = [] {
+        size_t w = 0;
+        ((contract_count<std::tuple_element_t<I, decltype(E::args)>>() ? (w = I, 0) : 0), ...);
+        return w;
+      }();
+      return lean_contract(std::get<which>(e.args));
+    }(std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
+  }
+}
+
+/// The lean path for `dest = e` where `e` is a batch-1..4 f32 matmul with an elementwise
+/// epilogue (`relu(x @ w + b)`): no loop plan, no thread pool below gemv_grain, no operand
+/// tensors built; the product goes straight from the small-batch kernel into `dest` and the
+/// epilogue runs on each finished range of columns while it is in L1. Applies when `dest`
+/// is contiguous f32 with e's shape, the product's rows are not batched, every tensor the
+/// region reads has inner stride 1 and none shares storage with `dest` (so aliasing needs
+/// no analysis). Returns false, having written nothing, otherwise.
+template <element T, int R, class E>
+bool try_small_matmul(const Tensor<T, R>& dest, const E& e) {
+#if TORCHTPU_HAS_AVX512_PATH
+  if constexpr (std::same_as<T, float> && lean_matmul_region<E>()) {
+    const auto& node = lean_contract(e);
+    if (node.m > gemv_max_m || !node.batch.empty() || !cpu_has_avx512()) return false;
+    const int ra = node.a.dim(), rb = node.b.dim();
+    if (rb != 2 || ra > 2) return false;
+    const Dims& ds = dest.sizes();
+    const int rd = ds.size();
+    if (rd != ra || ds[rd - 1] != node.n || (rd == 2 && ds[0] != node.m) || !dest.is_contiguous()) return false;
+    if constexpr (!is_contract<E>) {
+      if (!same_dims(e.shape(), ds)) return false;
+    }
+    const StorageImpl* dst = dest.storage().get();
+    if (node.a.storage().get() == dst || node.b.storage().get() == dst) return false;
+    GemvArgs g;
+    g.m = node.m; g.n = node.n; g.k = node.k;
+    g.a = node.a.data_ptr();
+    g.sam = ra == 2 ? node.a.strides()[0] : 0;
+    g.sak = node.a.strides()[ra - 1];
+    g.b = node.b.data_ptr();
+    g.sbk = node.b.strides()[0];
+    g.sbn = node.b.strides()[1];
+    g.c = dest.data_ptr();
+    g.ldc = node.n;
+    if (!gemv_supported(g)) return false;
+    if constexpr (is_contract<E>) {
+      sgemv_small(g);
+    } else {
+      constexpr int N = leaf_count<E>();
+      struct Epi {
+        RowOperands<N> l;
+        const E* e;
+        float* c;
+        int64_t m, ldc;
+      } epi;
+      if (!row_operands<0>(epi.l, e, dst, g.m, g.n, g.c, g.ldc)) return false;
+      epi.e = &e;
+      epi.c = g.c;
+      epi.m = g.m;
+      epi.ldc = g.ldc;
+      sgemv_small(g, [](void* p, int64_t j0, int64_t j1) {
+        const Epi& x = *static_cast<const Epi*>(p);
+        BlockArgs a;
+        a.expr = x.e;
+        for (int64_t r = 0; r < x.m; ++r) {
+          for (int k = 0; k < N; ++k) a.in[k] = x.l.base[k] + r * x.l.row[k] + j0 * x.l.elem[k];
+          a.out = x.c + r * x.ldc + j0;
+          vector_block<float, E>(a, j1 - j0);
+        }
+      }, &epi);
+    }
+    return true;
+  }
+#endif
+  (void)dest;
+  (void)e;
+  return false;
 }
 
 }  // namespace torchtpu::detail

@@ -8,6 +8,7 @@
 #include <vector>     // std::vector
 
 #include "../core/dtype.hpp"  // convert, opmath_t
+#include "gemv.hpp"             // GemvArgs, sgemv_small (batch 1–4)
 #include "simd.hpp"             // TORCHTPU_SIMD_KERNEL, lane_mask, cpu_has_avx512
 #include "threads.hpp"          // parallel_chunks, chunks_for
 
@@ -199,77 +200,6 @@ inline void sgemm_pack_a(const SgemmArgs& g, int64_t i0, int64_t mb, int64_t p0,
   }
 }
 
-/// Small m (batch 1–4) with B row-major: C rows = A rows · B, streaming B once, columns
-/// [j0, j1) only; no packing, no workspace.
-TORCHTPU_SIMD_KERNEL inline void sgemm_small_rowmajor_b(const SgemmArgs& g, int64_t j0, int64_t j1) {
-  const int64_t m = g.m;
-  int64_t j = j0;
-  if (m == 1) {  // batch 1: 128 columns (8 independent FMA chains) at a time
-    for (; j + 128 <= j1; j += 128) {
-      __m512 acc[8];
-#pragma GCC unroll 8
-      for (int q = 0; q < 8; ++q) acc[q] = _mm512_setzero_ps();
-      const float* bp = g.b + j;
-      for (int64_t p = 0; p < g.k; ++p, bp += g.sbk) {
-        const __m512 av = _mm512_set1_ps(g.a[p * g.sak]);
-#pragma GCC unroll 8
-        for (int q = 0; q < 8; ++q) acc[q] = _mm512_fmadd_ps(av, _mm512_loadu_ps(bp + 16 * q), acc[q]);
-      }
-#pragma GCC unroll 8
-      for (int q = 0; q < 8; ++q) _mm512_storeu_ps(g.c + j + 16 * q, acc[q]);
-    }
-  }
-  for (; j < j1; j += 64) {
-    const int64_t w = std::min<int64_t>(64, j1 - j);
-    __mmask16 mk[4];
-    for (int q = 0; q < 4; ++q) mk[q] = lane_mask(w - 16 * q > 0 ? w - 16 * q : 0);
-    __m512 acc[4][4];
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i)
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) acc[i][q] = _mm512_setzero_ps();
-    const float* bp = g.b + j;
-    for (int64_t p = 0; p < g.k; ++p, bp += g.sbk) {
-      __m512 bv[4];
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) bv[q] = _mm512_maskz_loadu_ps(mk[q], bp + 16 * q);
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) {
-        if (i >= m) break;
-        const __m512 av = _mm512_set1_ps(g.a[i * g.sam + p * g.sak]);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) acc[i][q] = _mm512_fmadd_ps(av, bv[q], acc[i][q]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      if (i >= m) break;
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) _mm512_mask_storeu_ps(g.c + i * g.ldc + j + 16 * q, mk[q], acc[i][q]);
-    }
-  }
-}
-
-/// Small m with B column-major (B = Wᵀ, W row-major [n, k], as in `linear`): dot products
-/// of contiguous rows, 4 columns at a time, columns [j0, j1).
-TORCHTPU_SIMD_KERNEL inline void sgemm_small_colmajor_b(const SgemmArgs& g, int64_t j0, int64_t j1) {
-  for (int64_t i = 0; i < g.m; ++i) {
-    const float* ar = g.a + i * g.sam;
-    for (int64_t j = j0; j < j1; j += 4) {
-      const int64_t w = std::min<int64_t>(4, j1 - j);
-      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-      for (int64_t p = 0; p < g.k; p += 16) {
-        const __mmask16 mk = lane_mask(g.k - p);
-        const __m512 av = _mm512_maskz_loadu_ps(mk, ar + p);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q)
-          if (q < w) acc[q] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, g.b + (j + q) * g.sbn + p), acc[q]);
-      }
-      for (int q = 0; q < w; ++q) g.c[i * g.ldc + j + q] = hsum(VecF{acc[q]});
-    }
-  }
-}
-
 /// The f32 GEMM driver (see SgemmArgs). Deterministic for a given thread count.
 inline void sgemm_avx512(const SgemmArgs& g) {
   if (g.m == 0 || g.n == 0) return;
@@ -279,16 +209,14 @@ inline void sgemm_avx512(const SgemmArgs& g) {
     if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
     return;
   }
-  // Batch 1–4: no packing, B streamed once.
-  if (g.m <= 4 && !g.bf16 && (g.sbn == 1 || (g.sbk == 1 && g.sam != 0 && g.sak == 1))) {
-    const bool rowmajor = g.sbn == 1;
-    const int64_t nchunks = chunks_for(g.k * g.n * g.m, int64_t(1) << 17);
-    parallel_chunks(g.n, nchunks, rowmajor ? 128 : 4, [&](int64_t j0, int64_t j1) {
-      if (rowmajor) sgemm_small_rowmajor_b(g, j0, j1);
-      else sgemm_small_colmajor_b(g, j0, j1);
-    });
-    if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
-    return;
+  // Batch 1–4: no packing, B streamed once (fuse/gemv.hpp).
+  if (!g.bf16) {
+    const GemvArgs v{g.m, g.n, g.k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn, g.c, g.ldc};
+    if (gemv_supported(v)) {
+      sgemv_small(v);
+      if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
+      return;
+    }
   }
   // B is packed once, whole ([k-panel][n-panel][kc][32]); each thread then takes a range of
   // rows and, per MC-row block, runs every k panel while that block of C stays in L2, and

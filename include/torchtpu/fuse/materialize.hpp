@@ -24,7 +24,7 @@ void copy_into(const Tensor<T, R>& dest, const Tensor<T, R2>& src);
 /// nothing can alias it.
 template <element T, int R, expression E>
 void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
-  const bool same_shape = e.shape() == dest.sizes();
+  const bool same_shape = same_dims(e.shape(), dest.sizes());
   if constexpr (is_reduce<E> || is_argreduce<E> || is_softmax<E>) {
     if (same_shape && (fresh || !overlaps_any(dest, e.arg))) {
       if constexpr (is_reduce<E>) reduce_into(dest, e);
@@ -34,6 +34,7 @@ void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
     }
     elementwise_into(dest, evaluate_new(e));
   } else if constexpr (is_contract<E>) {
+    if (try_small_matmul(dest, e)) return;  // batch 1..4: the lean path (no aliasing possible)
     if constexpr (std::same_as<typename E::value_type, T>) {
       if (same_shape && dest.is_contiguous() &&
           (fresh || (!overlaps_any(dest, e.a) && !overlaps_any(dest, e.b)))) {
@@ -52,6 +53,7 @@ void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
     copy_into(dest, e);
   } else {
     if constexpr (contains_contract<E>()) {
+      if (same_shape && try_small_matmul(dest, e)) return;  // batch 1..4: the lean path
       if (fresh || !overlaps_unsafely(dest, e)) {
         if (same_shape && try_matmul_epilogue(dest, e)) return;
         elementwise_into(dest, e);

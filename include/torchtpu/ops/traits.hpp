@@ -40,6 +40,16 @@ auto operand(const X& x) requires arithmetic_scalar<X> {
 }
 template <class X>
 using operand_t = decltype(operand(std::declval<const X&>()));
+/// `operand` without the intermediate value: expressions pass through as references (the
+/// node constructor moves or copies them into place once), numbers become `ScalarNode`.
+template <class X>
+X&& operand_ref(X&& x) requires(!arithmetic_scalar<std::remove_cvref_t<X>>) {
+  return std::forward<X>(x);
+}
+template <class X>
+auto operand_ref(const X& x) requires arithmetic_scalar<X> {
+  return operand(x);
+}
 
 /// The type of an argument taken by forwarding reference, without reference or const.
 template <class X>
@@ -58,7 +68,7 @@ concept binary_operands = operand_like<A> && operand_like<B> && (expression<A> |
 /// them and `using namespace torchtpu;` does not clash with `<cmath>`'s `::exp`.
 template <class Op, class... X>
 auto make_map(Op op, X&&... x) {
-  return MapNode<Op, operand_t<bare<X>>...>(op, operand(std::forward<X>(x))...);
+  return MapNode<Op, operand_t<bare<X>>...>(op, operand_ref(std::forward<X>(x))...);
 }
 
 namespace detail {

@@ -345,7 +345,7 @@ struct SgemmBlocking {
 };
 
 /// The packed path of `sgemm_avx512` (any m, n, k >= 1). B is packed once, whole
-/// ([k-panel][n-panel][kc][32], shared by the threads); each thread takes a range of rows and,
+/// ([k-panel][n-panel][kc][32], shared by the threads); each chunk of rows (two per thread),
 /// per MC-row block and NC-column block, runs the k panels with the MC x NC block of C
 /// resident in L2: for every 12-row strip of A (packed [kc][12], L1-resident), it sweeps the
 /// NC / 32 packed B panels (the kc x NC slab streams from L2). The epilogue runs on each
@@ -355,8 +355,15 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl) {
   const int64_t npanels = (g.n + 31) / 32;
   const int64_t kpanels = (g.k + kc - 1) / kc;
   float* bpack = workspace<float>(size_t(g.k * npanels * 32), 2);
-  const int64_t row_chunks = chunks_for(g.m * g.n * g.k, int64_t(1) << 21);
-  parallel_chunks(kpanels * npanels, std::min(row_chunks, chunks_for(g.k * g.n, int64_t(1) << 15)), 1,
+  // Threads worth using, then row chunks: up to 2 per thread, a multiple of the thread count
+  // (measured at n = 2048 on 2 threads: 1.00x OpenBLAS, vs 0.95x with 1 and 0.97x with 4 per
+  // thread). Chunks are claimed dynamically, so a worker that wakes late still takes a share;
+  // chunk i covers fixed rows, so results never depend on which thread ran it.
+  const int64_t threads = chunks_for(g.m * g.n * g.k, int64_t(1) << 21);
+  const int64_t row_chunks =
+      threads <= 1 ? 1 : std::min(2 * threads, (std::max(threads, (g.m + mc - 1) / mc) + threads - 1) / threads * threads);
+  const int64_t pack_threads = std::min(threads, chunks_for(g.k * g.n, int64_t(1) << 15));
+  parallel_chunks(kpanels * npanels, pack_threads <= 1 ? 1 : std::min(kpanels * npanels, 4 * pack_threads), 1,
                   [&](int64_t u0, int64_t u1) {
                     for (int64_t u = u0; u < u1; ++u) {
                       const int64_t p0 = (u / npanels) * kc, jp = u % npanels;
@@ -366,10 +373,12 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl) {
                   });
   parallel_chunks(g.m, row_chunks, sgemm_mr, [&](int64_t r0, int64_t r1) {
     // A block [k-panel][strip][kb][12]: packed for the first column block, reused after
-    const int64_t mcap = std::min(mc, (r1 - r0 + 11) / 12 * 12);
+    // row blocks of equal size (whole strips), at most MC: no short block re-reading all of B
+    const int64_t nblocks = (r1 - r0 + mc - 1) / mc;
+    const int64_t mcap = ((r1 - r0 + nblocks - 1) / nblocks + 11) / 12 * 12;
     float* apack = workspace<float>(size_t(mcap * g.k), 3);
-    for (int64_t i0 = r0; i0 < r1; i0 += mc) {
-      const int64_t mb = std::min(mc, r1 - i0);
+    for (int64_t i0 = r0; i0 < r1; i0 += mcap) {
+      const int64_t mb = std::min(mcap, r1 - i0);
       const int64_t mbp = (mb + 11) / 12 * 12;
       for (int64_t j0 = 0; j0 < g.n; j0 += nc) {
         const int64_t jp0 = j0 / 32, jp1 = std::min(npanels, (j0 + nc) / 32);

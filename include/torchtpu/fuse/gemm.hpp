@@ -113,14 +113,16 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, c
       _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
     }
   }
-  // k unrolled by 4; one prefetch per k step (a 64 B line of B) 16 k steps ahead, so the
-  // B panel, which streams from L2, arrives in L1 in time
+  // k unrolled by 4; one prefetch per k step (a 64 B line of B) 32 k steps ahead, so the
+  // B panel, which streams from L2, arrives in L1 in time (near the end of the panel this
+  // fetches the start of the next one, which follows it in memory). Measured at n = 2048,
+  // 1 thread: 0.90x OpenBLAS without prefetch, 0.93x at 16 steps, 0.96-0.99x at 32-64.
   int64_t p = 0;
   for (; p + 4 <= kc; p += 4) {
 #pragma GCC unroll 4
     for (int u = 0; u < 4; ++u) {
       const __m512 b0 = _mm512_loadu_ps(b + 32 * u), b1 = _mm512_loadu_ps(b + 32 * u + 16);
-      _mm_prefetch(reinterpret_cast<const char*>(b + 16 * 32 + 16 * u), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b + 32 * 32 + 16 * u), _MM_HINT_T0);
 #pragma GCC unroll 12
       for (int i = 0; i < 12; ++i) {
         const __m512 ai = _mm512_set1_ps(a[12 * u + i]);

@@ -100,8 +100,10 @@ inline constexpr int64_t sgemm_kc = 384, sgemm_mc = 120, sgemm_nc = 1024;
 
 #if TORCHTPU_HAS_AVX512_PATH
 
-/// C tile (mr x nr, mr <= 12, nr <= 32) = (accumulate ? C : 0) + Apanel · Bpanel, where
-/// Apanel is [kc][12] and Bpanel [kc][32] (packed, zero-padded).
+/// C tile (mr x nr, mr <= Rows, nr <= 32) = (accumulate ? C : 0) + Apanel · Bpanel, where
+/// Apanel is [kc][12] and Bpanel [kc][32] (packed, zero-padded). Rows (12, 8 or 4) is the
+/// number of rows computed: the last strip of a block (m not a multiple of 12) uses fewer.
+template <int Rows = 12>
 TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, const float* b, float* c,
                                                    int64_t ldc, int mr, int nr, bool accumulate) {
   __m512 acc[12][2];
@@ -124,7 +126,7 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, c
       const __m512 b0 = _mm512_loadu_ps(b + 32 * u), b1 = _mm512_loadu_ps(b + 32 * u + 16);
       _mm_prefetch(reinterpret_cast<const char*>(b + 32 * 32 + 16 * u), _MM_HINT_T0);
 #pragma GCC unroll 12
-      for (int i = 0; i < 12; ++i) {
+      for (int i = 0; i < Rows; ++i) {
         const __m512 ai = _mm512_set1_ps(a[12 * u + i]);
         acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
         acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
@@ -136,7 +138,7 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, c
   for (; p < kc; ++p) {
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
-    for (int i = 0; i < 12; ++i) {
+    for (int i = 0; i < Rows; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
@@ -144,9 +146,9 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, c
     a += 12;
     b += 32;
   }
-  if (mr == 12 && nr == 32) {
+  if (mr == Rows && nr == 32) {
 #pragma GCC unroll 12
-    for (int i = 0; i < 12; ++i) {
+    for (int i = 0; i < Rows; ++i) {
       float* ci = c + i * ldc;
       if (accumulate) {
         acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(ci));
@@ -159,7 +161,7 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, c
   }
   const __mmask16 m0 = lane_mask(nr), m1 = lane_mask(nr > 16 ? nr - 16 : 0);
 #pragma GCC unroll 12
-  for (int i = 0; i < 12; ++i) {
+  for (int i = 0; i < Rows; ++i) {
     if (i >= mr) break;
     float* ci = c + i * ldc;
     if (accumulate) {
@@ -394,7 +396,10 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl) {
             float* crow = g.c + (i0 + ir) * g.ldc;
             for (int64_t jp = jp0; jp < jp1; ++jp) {
               const int nr = int(std::min<int64_t>(32, g.n - jp * 32));
-              sgemm_micro_12x32(kb, ap + ir * kb, bk + jp * kb * 32, crow + jp * 32, g.ldc, mr, nr, p0 > 0);
+              const float* apanel = ap + ir * kb;
+              if (mr > 8) sgemm_micro_12x32<12>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, g.ldc, mr, nr, p0 > 0);
+              else if (mr > 4) sgemm_micro_12x32<8>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, g.ldc, mr, nr, p0 > 0);
+              else sgemm_micro_12x32<4>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, g.ldc, mr, nr, p0 > 0);
             }
           }
         }

@@ -68,7 +68,9 @@ TEST_CASE("f32 matmul matches float64 over shapes and layouts", "[fuse][gemm]") 
   torchtpu::Generator gen(11);
   const std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes = {
       {1, 1, 1}, {1, 64, 128}, {2, 7, 3}, {4, 100, 65}, {5, 33, 31}, {12, 32, 32}, {13, 257, 33},
-      {100, 300, 129}, {241, 70, 97}, {64, 520, 64}};
+      {100, 300, 129}, {241, 70, 97}, {64, 520, 64},
+      // several k panels (KC 384), column blocks (NC 1024) with a partial last one, row blocks (MC 120)
+      {250, 800, 600}, {30, 390, 1100}};
   for (auto [m, k, n] : shapes) {
     CAPTURE(m, k, n);
     const Tensor<float> a = torchtpu::randn<float>({m, k}, gen), b = torchtpu::randn<float>({k, n}, gen);

@@ -119,3 +119,28 @@ TEST_CASE("large float results (non-temporal stores) are written completely, ali
     CHECK(bad == 0);
   }
 }
+
+TEST_CASE("expensive regions split over threads sooner, with identical results", "[fuse][elementwise]") {
+  using namespace torchtpu;
+  const Tensor<float> x = Tensor<float>::empty({1}), w = x, b = x;
+  // W1's expression: 5 arithmetic ops + tanh + sigmoid (8 each) = 21 element-costs, so its
+  // region goes parallel at elementwise_min_grain elements per thread, not 64 Ki.
+  using W1 = decltype(tanh(x * w + b) * sigmoid(x) + 0.5 * x);
+  STATIC_REQUIRE(detail::region_cost<W1>() == 21);
+  STATIC_REQUIRE(detail::region_cost<decltype(x + w)>() == 1);
+  ThreadsGuard guard;
+  Generator gen(5);
+  const int64_t n = 3 * detail::elementwise_min_grain + 77;  // several chunks and a tail
+  const Tensor<float> xs = randn<float>({n}, gen), ws = randn<float>({n}, gen), bs = randn<float>({n}, gen);
+  std::vector<Tensor<float>> results;
+  for (int threads : {1, 2, 3, 4}) {
+    set_num_threads(threads);
+    results.push_back(tanh(xs * ws + bs) * sigmoid(xs) + 0.5 * xs);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double xv = xs.data_ptr()[i];
+    const double want = std::tanh(xv * ws.data_ptr()[i] + bs.data_ptr()[i]) / (1 + std::exp(-xv)) + 0.5 * xv;
+    CHECK(std::abs(double(results[0].data_ptr()[i]) - want) < 1e-6 * (1 + std::abs(want)));
+    for (size_t t = 1; t < results.size(); ++t) CHECK(results[t].data_ptr()[i] == results[0].data_ptr()[i]);
+  }
+}

@@ -55,6 +55,7 @@ struct RegionJob {
   BlockFn fn = nullptr;
   const void* expr = nullptr;
   bool stream = false;  ///< see stream_store_bytes
+  int64_t grain = elementwise_grain;  ///< elements per thread below which it stays on one
 
   void set_out(void* p, int elem_size, const Dims& sizes, const Dims& strides) {
     out = static_cast<char*>(p);
@@ -108,6 +109,25 @@ constexpr int leaf_count() {
     return 1;
   }
 }
+/// Cost of one op per element, in additions: `Op::cost` when the op declares one (the math
+/// functions: about 8, measured as ns/element of their vector forms against an add), else 1.
+template <class Op>
+constexpr int op_cost() {
+  if constexpr (requires { Op::cost; }) return Op::cost;
+  else return 1;
+}
+/// Cost of one element of `E`'s region: the sum over its map nodes (at least 1).
+template <class E>
+constexpr int region_cost() {
+  if constexpr (is_map_node<E>) {
+    return []<class Op, class... Args>(std::type_identity<MapNode<Op, Args...>>) {
+      return op_cost<Op>() + (0 + ... + region_cost<Args>());
+    }(std::type_identity<E>{});
+  } else {
+    return 0;
+  }
+}
+
 /// The number of the first operand of argument `I` of map node `E`.
 template <class E, size_t I>
 constexpr int arg_offset() {
@@ -256,8 +276,10 @@ bool elementwise_region(const Tensor<T, R>& dest, const E& e, bool check_overlap
                 "torchtpu: an elementwise expression reads more than 32 tensors; materialize part of it first");
   RegionLeaves l;
   add_leaves<0>(l, e, ctx);
+  constexpr int64_t cost = region_cost<E>() > 1 ? region_cost<E>() : 1;
+  constexpr int64_t grain = elementwise_grain / cost > elementwise_min_grain ? elementwise_grain / cost : elementwise_min_grain;
   return run_elementwise(l, block_kernel<T, E>(), &e, dest.data_ptr(), int(sizeof(T)), std::same_as<T, float>,
-                         dest.sizes(), dest.strides(), dest.storage().get(), check_overlap);
+                         dest.sizes(), dest.strides(), dest.storage().get(), check_overlap, grain);
 }
 
 // ---- the driver (compiled once per translation unit) ----------------------------------------
@@ -345,7 +367,7 @@ inline int64_t region_rows(const LoopPlan& p) {
 inline void run_region(const RegionJob& j) {
   const LoopPlan& p = j.plan;
   const int64_t n = p.sizes[p.rank - 1], rows = region_rows(p);
-  const int64_t nchunks = chunks_for(rows * n, elementwise_grain);
+  const int64_t nchunks = chunks_for(rows * n, j.grain);
   if (nchunks <= 1) {
     run_region_rows(j, 0, rows, 0, n);
     return;
@@ -401,13 +423,14 @@ inline bool region_overlaps(const RegionLeaves& l, const void* out, int out_elem
 /// The untyped body of `elementwise_region`.
 inline bool run_elementwise(const RegionLeaves& l, BlockFn fn, const void* expr, void* out, int out_elem,
                             bool out_float, const Dims& dsizes, const Dims& dstrides, const StorageImpl* dstorage,
-                            bool check_overlap) {
+                            bool check_overlap, int64_t grain = elementwise_grain) {
   if (check_overlap && region_overlaps(l, out, out_elem, dsizes, dstrides, dstorage)) return false;
   RegionJob j;
   plan_region(j, l, out, out_elem, dsizes, dstrides, true);
   j.fn = fn;
   j.expr = expr;
   j.stream = out_float && numel(dsizes) * out_elem >= stream_store_bytes && j.out_st[j.plan.rank - 1] == 1;
+  j.grain = grain;
   run_region(j);
   return true;
 }

@@ -137,7 +137,11 @@ struct VecEval<MapNode<Op, Args...>> {
 
 #endif
 
-/// Elements per thread below which a region stays on one thread.
+/// Work per thread below which a region stays on one thread, in element-costs: an element
+/// of an expression costs the sum of its ops' `cost` (1 for arithmetic, more for the
+/// vectorized math functions; see `region_cost`), so a cheap region splits at 64 Ki elements
+/// per thread and an expensive one sooner, but never below `elementwise_min_grain`.
 inline constexpr int64_t elementwise_grain = 65536;
+inline constexpr int64_t elementwise_min_grain = 8192;
 
 }  // namespace torchtpu::detail

@@ -99,6 +99,7 @@ struct RemainderOp : same_type_policy {
 /// `a` to the power `b`. Integer bases with integer exponents stay integers.
 struct PowOp : same_type_policy {
   static constexpr std::string_view name = "pow", aten = "aten::pow", hlo = "stablehlo.power";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M a, M b) const {
     if constexpr (std::is_floating_point_v<M>) {
       return std::pow(a, b);

@@ -26,20 +26,24 @@ struct AbsOp : same_type_policy {
 };
 struct ExpOp : floating_policy {
   static constexpr std::string_view name = "exp", aten = "aten::exp", hlo = "stablehlo.exponential";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::exp(x); }
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vexp(x); }
 };
 struct LogOp : floating_policy {
   static constexpr std::string_view name = "log", aten = "aten::log", hlo = "stablehlo.log";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::log(x); }
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vlog(x); }
 };
 struct Log1pOp : floating_policy {
   static constexpr std::string_view name = "log1p", aten = "aten::log1p", hlo = "stablehlo.log_plus_one";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::log1p(x); }
 };
 struct Expm1Op : floating_policy {
   static constexpr std::string_view name = "expm1", aten = "aten::expm1", hlo = "stablehlo.exponential_minus_one";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::expm1(x); }
 };
 struct SqrtOp : floating_policy {
@@ -54,25 +58,30 @@ struct RsqrtOp : floating_policy {
 };
 struct SinOp : floating_policy {
   static constexpr std::string_view name = "sin", aten = "aten::sin", hlo = "stablehlo.sine";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::sin(x); }
 };
 struct CosOp : floating_policy {
   static constexpr std::string_view name = "cos", aten = "aten::cos", hlo = "stablehlo.cosine";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::cos(x); }
 };
 struct TanhOp : floating_policy {
   static constexpr std::string_view name = "tanh", aten = "aten::tanh", hlo = "stablehlo.tanh";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::tanh(x); }
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vtanh(x); }
 };
 struct ErfOp : floating_policy {
   static constexpr std::string_view name = "erf", aten = "aten::erf", hlo = "chlo.erf";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return std::erf(x); }
   template <class V> TORCHTPU_SIMD V simd(V x) const { return verf(x); }
 };
 /// Logistic sigmoid 1 / (1 + exp(-x)).
 struct SigmoidOp : floating_policy {
   static constexpr std::string_view name = "sigmoid", aten = "aten::sigmoid", hlo = "stablehlo.logistic";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return M(1) / (M(1) + std::exp(-x)); }
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vsigmoid(x); }
 };
@@ -92,6 +101,7 @@ struct ReluOp : same_type_policy {
 /// its tanh approximation); PyTorch's `approximate='tanh'`.
 struct GeluOp : floating_policy {
   static constexpr std::string_view name = "gelu", aten = "aten::gelu", hlo = "";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   bool tanh_approx = false;
   template <class M> M operator()(M x) const {
     if (tanh_approx) {
@@ -117,6 +127,7 @@ struct GeluOp : floating_policy {
 /// x · sigmoid(x) (a.k.a. swish).
 struct SiluOp : floating_policy {
   static constexpr std::string_view name = "silu", aten = "aten::silu", hlo = "";
+  static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
   template <class M> M operator()(M x) const { return x / (M(1) + std::exp(-x)); }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
   template <class B, class V> V lower(B& b, const V* x) const {

@@ -224,6 +224,13 @@ template <class T, class E, bool NT>
 TORCHTPU_SIMD void vector_run(const E& e, const void* const* in, T* __restrict out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    if constexpr (NT) {
+      // A region this large streams from memory: ask for each operand's line 2 KiB ahead
+      // (W1 at 2^24 elements: 1.20 -> 0.99 ns/element on one core, 0.60 -> 0.50 on two).
+      // Prefetches never fault, so running past an operand's end is harmless.
+      for (int k = 0; k < leaf_count<E>(); ++k)
+        _mm_prefetch(static_cast<const char*>(in[k]) + i * int64_t(sizeof(float)) + 2048, _MM_HINT_T0);
+    }
     const VecF r = vector_at<0>(e, in, i, MaskF(0xffff));
     if constexpr (NT) _mm512_stream_ps(out + i, r.v);
     else if constexpr (std::same_as<T, float>) _mm512_storeu_ps(out + i, r.v);

@@ -295,6 +295,11 @@ int main(int argc, char** argv) {
   if (!std::getenv("TORCHTPU_BENCH_CHILD")) {
     setenv("TORCHTPU_BENCH_CHILD", "1", 1);
     setenv("OPENBLAS_CORETYPE", "Cooperlake", 0);
+    // OpenBLAS's idle threads otherwise spin for 2^28 cycles (~0.1 s) after each call and
+    // take a core from whichever candidate runs next (W4 at 2 threads measured 0.5-0.64x
+    // for the candidate after OpenBLAS); 2^4 cycles lets them sleep at once. Calls here last
+    // milliseconds, so the wake-up costs OpenBLAS nothing measurable.
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
     setenv("ATEN_CPU_CAPABILITY", "avx512", 0);
     setenv("OMP_WAIT_POLICY", "passive", 0);
     execv("/proc/self/exe", argv);
@@ -305,7 +310,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) g_csv = std::fopen(argv[++i], "w");
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
   }
-  info("openblas", bench::openblas_config() + " (OPENBLAS_CORETYPE=" + std::getenv("OPENBLAS_CORETYPE") + ")");
+  info("openblas", bench::openblas_config() + " (OPENBLAS_CORETYPE=" + std::getenv("OPENBLAS_CORETYPE") +
+                       ", OPENBLAS_THREAD_TIMEOUT=" + std::getenv("OPENBLAS_THREAD_TIMEOUT") + ")");
   info("libtorch", bench::torch_config() + " (ATEN_CPU_CAPABILITY=" + std::getenv("ATEN_CPU_CAPABILITY") + ", OMP_WAIT_POLICY=passive)");
   info("torchtpu", std::string("AVX-512 path ") + (torchtpu::detail::cpu_has_avx512() ? "on" : "off") + ", AVX512-BF16 " +
                        (torchtpu::detail::cpu_has_avx512_bf16() ? "yes" : "no") + ", default threads " +

@@ -61,3 +61,9 @@ TEST_CASE("expressions print their value; operator<< matches fmt", "[core][forma
   os << a.t() << ' ' << (a - 1.0f);
   CHECK(os.str() == "tensor([1., 2.]) tensor([0., 1.])");
 }
+
+TEST_CASE("devices print as torch::Device does", "[core][format]") {
+  std::ostringstream os;
+  os << torchtpu::Device("cpu") << " " << torchtpu::Device("tpu:1") << " " << torchtpu::Tensor<float>{1.0f}.device();
+  CHECK(os.str() == "cpu tpu:1 cpu");
+}

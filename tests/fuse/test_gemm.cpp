@@ -3,10 +3,7 @@
 // materialization into an existing tensor after the first call.
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
-#include <atomic>   // std::atomic
 #include <cmath>    // std::abs
-#include <cstdlib>  // std::malloc, std::free
-#include <new>      // operator new
 #include <tuple>    // std::tuple
 #include <vector>   // std::vector
 
@@ -14,33 +11,7 @@
 
 using torchtpu::Tensor;
 
-namespace {
-std::atomic<long> g_news{0};
-}  // namespace
-
-// AddressSanitizer has its own operator new and reports memory that crosses between its
-// allocator and a replacement as a mismatch, so the counting replacement exists only in
-// builds without it (the allocation test says so and does not check there).
-#if defined(__SANITIZE_ADDRESS__)
-#define TORCHTPU_COUNT_NEW 0
-#else
-#define TORCHTPU_COUNT_NEW 1
-#endif
-
-#if TORCHTPU_COUNT_NEW
-// The replacement pair below is new→malloc / delete→free, which is matched; GCC cannot see
-// that across the replacement and warns.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-// Counts every allocation made through operator new in this test program.
-void* operator new(size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#endif
+#include "count_new.hpp"  // g_news, TORCHTPU_COUNT_NEW (counting operator new)
 
 namespace {
 

@@ -6,38 +6,15 @@
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <algorithm>  // std::max
-#include <atomic>     // std::atomic
 #include <cmath>      // std::abs
-#include <cstdlib>    // std::malloc, std::free
 #include <cstring>    // std::memcmp
-#include <new>        // operator new
 #include <vector>     // std::vector
 
 #include <torchtpu/torchtpu.hpp>  // Tensor, matmul, relu
 
 using torchtpu::Tensor;
 
-namespace {
-std::atomic<long> g_news{0};
-}  // namespace
-
-// Counting replacement of operator new, as in test_gemm.cpp (not under AddressSanitizer).
-#if defined(__SANITIZE_ADDRESS__)
-#define TORCHTPU_COUNT_NEW 0
-#else
-#define TORCHTPU_COUNT_NEW 1
-#endif
-
-#if TORCHTPU_COUNT_NEW
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#endif
+#include "count_new.hpp"  // g_news, TORCHTPU_COUNT_NEW (counting operator new)
 
 namespace {
 

@@ -1,7 +1,6 @@
 // torchtpu/core/shape.hpp — `Dims` (a fixed-capacity list of int64 sizes or strides) and the
 // shape arithmetic shared by tensors and expressions: numel, contiguous strides, broadcasting.
 #pragma once
-#include <algorithm>         // std::copy, std::equal
 #include <array>             // std::array
 #include <cstdint>           // int64_t
 #include <initializer_list>  // std::initializer_list
@@ -69,8 +68,13 @@ class Dims {
     n_ = n;
   }
 
+  // A plain loop: std::equal on int64_t becomes a memcmp call, which costs more than the
+  // few sizes compared (it showed in batch-1 profiles, where shapes are compared per call).
   friend constexpr bool operator==(const Dims& a, const Dims& b) {
-    return a.n_ == b.n_ && std::equal(a.begin(), a.end(), b.begin());
+    if (a.n_ != b.n_) return false;
+    for (int i = 0; i < a.n_; ++i)
+      if (a.v_[i] != b.v_[i]) return false;
+    return true;
   }
 
  private:

@@ -547,15 +547,6 @@ bool try_matmul_epilogue(const Tensor<T, R>& dest, const E& e) {
 
 // ---- small-batch matmul with its epilogue: the lean path ---------------------------------
 
-/// `a == b` as a plain loop (Dims' operator== becomes a memcmp call, which costs more than
-/// the two or three sizes compared here).
-inline bool same_dims(const Dims& a, const Dims& b) {
-  if (a.size() != b.size()) return false;
-  for (int i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 /// Matmul nodes in `E`'s elementwise region (compile time).
 template <class E>
 constexpr int contract_count() {
@@ -672,7 +663,7 @@ bool try_small_matmul(const Tensor<T, R>& dest, const E& e) {
     const int rd = ds.size();
     if (rd != ra || ds[rd - 1] != node.n || (rd == 2 && ds[0] != node.m) || !dest.is_contiguous()) return false;
     if constexpr (!is_contract<E>) {
-      if (!same_dims(e.shape(), ds)) return false;
+      if (e.shape() != ds) return false;
     }
     const StorageImpl* dst = dest.storage().get();
     if (node.a.storage().get() == dst || node.b.storage().get() == dst) return false;

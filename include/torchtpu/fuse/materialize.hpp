@@ -24,7 +24,7 @@ void copy_into(const Tensor<T, R>& dest, const Tensor<T, R2>& src);
 /// nothing can alias it.
 template <element T, int R, expression E>
 void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
-  const bool same_shape = same_dims(e.shape(), dest.sizes());
+  const bool same_shape = e.shape() == dest.sizes();
   if constexpr (is_reduce<E> || is_argreduce<E> || is_softmax<E>) {
     if (same_shape && (fresh || !overlaps_any(dest, e.arg))) {
       if constexpr (is_reduce<E>) reduce_into(dest, e);

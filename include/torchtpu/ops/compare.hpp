@@ -138,6 +138,7 @@ struct WhereOp {
   /// Names: `where`, TorchScript `aten::where`, StableHLO `stablehlo.select`.
   static constexpr std::string_view name = "where", aten = "aten::where", hlo = "stablehlo.select";
   ///@}
+  /// Operand 0 (the condition) is read as bool; the others are promoted together.
   static constexpr int promote_first = 1;
   /// Type the op computes in, for the promoted operand type `C`.
   template <class C> using compute = C;

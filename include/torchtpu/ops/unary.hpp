@@ -194,6 +194,7 @@ struct GeluOp : floating_policy {
   ///@}
   /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// True for the tanh approximation (`approximate="tanh"`), false for the erf form.
   bool tanh_approx = false;
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const {
@@ -243,7 +244,9 @@ struct ClampOp : same_type_policy {
   /// Names: `clamp`, TorchScript `aten::clamp`, StableHLO `stablehlo.clamp`.
   static constexpr std::string_view name = "clamp", aten = "aten::clamp", hlo = "stablehlo.clamp";
   ///@}
+  /// Lower bound (-inf: none).
   double lo = -std::numeric_limits<double>::infinity();
+  /// Upper bound (+inf: none).
   double hi = std::numeric_limits<double>::infinity();
   /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const {

@@ -99,10 +99,13 @@ class Plugin {
 
   /// The plugin's function table; never null, lives until process exit.
   const capi::PJRT_Api* api() const noexcept { return api_; }
+  /// The path it was loaded from.
   const std::string& path() const noexcept { return path_; }
   /// True for torchtpu's TPU emulator (found through TORCHTPU_TPU_EMULATOR[_PATH]).
   bool emulated() const noexcept { return emulated_; }
+  /// PJRT C API major version the plugin reports.
   int api_major() const noexcept { return api_->pjrt_api_version.major_version; }
+  /// PJRT C API minor version the plugin reports.
   int api_minor() const noexcept { return api_->pjrt_api_version.minor_version; }
 
   /// True if the plugin's table has slot `s` and it is non-null.

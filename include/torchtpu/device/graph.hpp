@@ -213,7 +213,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
   PendingGraph(std::shared_ptr<pjrt::Client> client, int device_index, Device device)
       : client_(std::move(client)), device_index_(device_index), device_(device) {}
 
-  /// The graph's lock (recursive: hooks may record while it is held).
+  /// The graph's lock (a recursive mutex; every public method takes it).
   std::recursive_mutex& mutex() noexcept { return mu_; }
   /// The client the graph executes on.
   const std::shared_ptr<pjrt::Client>& client() const noexcept { return client_; }

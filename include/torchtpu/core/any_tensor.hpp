@@ -29,6 +29,7 @@ namespace torchtpu {
 /// **Example:** tests/interop/test_torch.cpp, block `any-tensor`.
 class AnyTensor {
  public:
+  /// The tensor types an AnyTensor can hold, indexed by `ScalarType`.
   using Variant = std::variant<Tensor<bool>, Tensor<uint8_t>, Tensor<int32_t>, Tensor<int64_t>,
                                Tensor<half>, Tensor<bfloat16>, Tensor<float>, Tensor<double>>;
 
@@ -44,6 +45,7 @@ class AnyTensor {
   /// type for every `T` (a generic lambda usually does).
   template <class F>
   decltype(auto) visit(F&& f) const { return std::visit(std::forward<F>(f), v_); }
+  /// Mutable form of `visit`: `f(Tensor<T>&)` with the held tensor.
   template <class F>
   decltype(auto) visit(F&& f) { return std::visit(std::forward<F>(f), v_); }
 
@@ -74,20 +76,31 @@ class AnyTensor {
   }
 
   // ---- metadata (the same meaning as on Tensor) ----------------------------------------
+  /// The held tensor's element type.
   ScalarType dtype() const noexcept { return static_cast<ScalarType>(v_.index()); }
+  /// Bytes per element.
   size_t element_size() const noexcept { return dtype_size(dtype()); }
+  /// False for a default-constructed AnyTensor.
   bool defined() const noexcept { return visit([](const auto& t) { return t.defined(); }); }
+  /// Sizes of each dim, as `Tensor::sizes()`.
   const Dims& sizes() const noexcept { return visit([](const auto& t) -> const Dims& { return t.sizes(); }); }
+  /// Same as `sizes()`.
   const Dims& shape() const noexcept { return sizes(); }
+  /// Strides of each dim, in elements.
   const Dims& strides() const noexcept {
     return visit([](const auto& t) -> const Dims& { return t.strides(); });
   }
+  /// Number of dims.
   int dim() const noexcept { return sizes().size(); }
+  /// Number of elements.
   int64_t numel() const noexcept { return torchtpu::numel(sizes()); }
+  /// Offset of element [0, ..., 0] in the storage, in elements.
   int64_t storage_offset() const noexcept {
     return visit([](const auto& t) { return t.storage_offset(); });
   }
+  /// Device the data lives on.
   Device device() const noexcept { return visit([](const auto& t) { return t.device(); }); }
+  /// The shared storage.
   const Storage& storage() const noexcept {
     return visit([](const auto& t) -> const Storage& { return t.storage(); });
   }
@@ -95,6 +108,7 @@ class AnyTensor {
   void* data_ptr() const noexcept {
     return visit([](const auto& t) -> void* { return static_cast<void*>(t.data_ptr()); });
   }
+  /// True if the strides are row-major dense (size-1 dims ignored).
   bool is_contiguous() const noexcept { return visit([](const auto& t) { return t.is_contiguous(); }); }
 
   // ---- typed access ------------------------------------------------------------------
@@ -110,6 +124,7 @@ class AnyTensor {
     throw TypeError("AnyTensor::get: expected a " + std::string(dtype_name(dtype_of<T>())) +
                     " tensor, got " + std::string(dtype_name(dtype())));
   }
+  /// Mutable form of `get`. **Errors:** TypeError when the held dtype is not `T`.
   template <element T>
   Tensor<T>& get() {
     if (auto* p = std::get_if<Tensor<T>>(&v_)) return *p;
@@ -120,6 +135,7 @@ class AnyTensor {
   template <element T>
   const Tensor<T>* get_if() const noexcept { return std::get_if<Tensor<T>>(&v_); }
 
+  /// The underlying `std::variant` of typed tensors.
   const Variant& variant() const noexcept { return v_; }
 
  private:

@@ -14,6 +14,7 @@ namespace torchtpu {
 /// **Source:** the format as defined by Google Brain / TPU (`tensorflow/core/lib/bfloat16`),
 /// and `c10/util/BFloat16.h` (`round_to_nearest_even`) for the rounding rule.
 struct bfloat16 {
+  /// The raw 16 bits (sign, 8 exponent bits, 7 mantissa bits).
   uint16_t bits = 0;
 
   constexpr bfloat16() = default;
@@ -21,12 +22,18 @@ struct bfloat16 {
   constexpr bfloat16(float f) : bits(round_from_float(f)) {}  // NOLINT: implicit like c10
   /// Conversion from double goes through float (double rounding is what torch does too).
   constexpr explicit bfloat16(double d) : bfloat16(static_cast<float>(d)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit bfloat16(int v) : bfloat16(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit bfloat16(long v) : bfloat16(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit bfloat16(long long v) : bfloat16(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit bfloat16(unsigned char v) : bfloat16(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit bfloat16(bool v) : bfloat16(v ? 1.0f : 0.0f) {}
 
+  /// Exact widening to float.
   constexpr operator float() const { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
   /// Bit pattern constructor: `bfloat16::from_bits(0x3f80) == 1.0f`.
@@ -36,6 +43,7 @@ struct bfloat16 {
     return r;
   }
 
+  /// Round-to-nearest-even bits of `f` (NaN stays a quiet NaN).
   static constexpr uint16_t round_from_float(float f) {
     const uint32_t u = std::bit_cast<uint32_t>(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x0040u);  // quiet NaN

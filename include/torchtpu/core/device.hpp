@@ -27,12 +27,19 @@ constexpr std::string_view device_kind_name(DeviceKind k) {
 class Device {
  public:
   constexpr Device() = default;
+  /// A device of `kind` with `index` (0 for the cpu).
   constexpr Device(DeviceKind kind, int index = 0) : kind_(kind), index_(index) {}
+  /// Parse `"cpu"`, `"tpu"`, `"tpu:N"`, `"cuda:N"` (implicit, like torch::Device). **Errors:**
+  /// ValueError listing the accepted forms.
   Device(std::string_view spec) { parse(spec); }  // NOLINT: implicit, like torch::Device
+  /// Same as the `std::string_view` constructor.
   Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT
 
+  /// The device kind (cpu, tpu, cuda).
   constexpr DeviceKind kind() const noexcept { return kind_; }
+  /// The device index within its kind.
   constexpr int index() const noexcept { return index_; }
+  /// True for the cpu.
   constexpr bool is_cpu() const noexcept { return kind_ == DeviceKind::CPU; }
 
   /// "cpu", "tpu:0", "cuda:1".

@@ -98,8 +98,13 @@ constexpr ScalarType promote_types(ScalarType a, ScalarType b) {
   return static_cast<uint8_t>(a) > static_cast<uint8_t>(b) ? a : b;
 }
 
+/// The C++ element type of `ScalarType S`, as member `type`
+/// (`scalar_type_to<ScalarType::Float>::type`
+/// is `float`); defined for every ScalarType.
 template <ScalarType S>
 struct scalar_type_to;
+// The specializations, one per ScalarType: documented by the primary template above.
+/// @cond
 template <> struct scalar_type_to<ScalarType::Bool> { using type = bool; };
 template <> struct scalar_type_to<ScalarType::UInt8> { using type = uint8_t; };
 template <> struct scalar_type_to<ScalarType::Int32> { using type = int32_t; };
@@ -108,6 +113,7 @@ template <> struct scalar_type_to<ScalarType::Half> { using type = half; };
 template <> struct scalar_type_to<ScalarType::BFloat16> { using type = bfloat16; };
 template <> struct scalar_type_to<ScalarType::Float> { using type = float; };
 template <> struct scalar_type_to<ScalarType::Double> { using type = double; };
+/// @endcond
 
 /// The promoted C++ type of two tensor element types.
 template <element A, element B>

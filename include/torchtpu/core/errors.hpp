@@ -36,6 +36,7 @@ struct DeviceError : Error {
   /// `code` mirrors `PJRT_Error_Code` (0 = OK, 3 = INVALID_ARGUMENT, 12 = UNIMPLEMENTED, ...).
   DeviceError(int code, const std::string& message)
       : Error("device error (PJRT code " + std::to_string(code) + "): " + message), code_(code) {}
+  /// PJRT error code (`PJRT_Error_Code`, absl numbering).
   int code() const noexcept { return code_; }
 
  private:

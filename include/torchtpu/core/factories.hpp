@@ -118,6 +118,7 @@ class Mt19937_64 {
 /// seed gives the same numbers on every platform.
 class Generator {
  public:
+  /// A generator seeded with `seed` (same sequence on every platform).
   explicit Generator(uint64_t seed) : eng_(seed) {}
   /// Uniform in [0, 1): the top 53 bits of one draw, scaled by 2^-53.
   double uniform() { return double(eng_() >> 11) * (1.0 / 9007199254740992.0); }

@@ -146,6 +146,9 @@ std::vector<double> gather_for_print(const Tensor<T, R>& t) {
 
 }  // namespace torchtpu::detail
 
+// Doxygen cannot place a specialization in fmt, which it does not read: hidden from the API
+// reference, which describes printing under core/format.hpp (docs/api.md).
+/// @cond
 /// `fmt::format("{}", t)` prints like PyTorch: `tensor([[1., 2.], [3., 4.]])` (with line breaks),
 /// the dtype when it is not float32/int64/bool, and "..." summaries above 1000 elements.
 template <class E>
@@ -165,3 +168,4 @@ struct fmt::formatter<E> {
                                                                  t.sizes(), t.dtype()));
   }
 };
+/// @endcond

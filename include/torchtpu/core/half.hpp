@@ -13,25 +13,36 @@ namespace torchtpu {
 /// to ±inf; NaN stays NaN (quiet).
 /// **Source:** IEEE 754-2008 §3.6 (binary16 parameters).
 struct half {
+  /// The raw 16 bits (IEEE binary16: sign, 5 exponent bits, 10 mantissa bits).
   uint16_t bits = 0;
 
   constexpr half() = default;
+  /// Round-to-nearest-even conversion from float (implicit, like c10::Half).
   constexpr half(float f) : bits(round_from_float(f)) {}  // NOLINT: implicit like c10::Half
+  /// Conversion from double, through float.
   constexpr explicit half(double d) : half(static_cast<float>(d)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit half(int v) : half(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit half(long v) : half(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit half(long long v) : half(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit half(unsigned char v) : half(static_cast<float>(v)) {}
+  /// Explicit conversion from an integer or bool, through float.
   constexpr explicit half(bool v) : half(v ? 1.0f : 0.0f) {}
 
+  /// Exact widening to float.
   constexpr operator float() const { return to_float(bits); }
 
+  /// The half with bit pattern `b`: `half::from_bits(0x3c00) == 1.0f`.
   static constexpr half from_bits(uint16_t b) {
     half r;
     r.bits = b;
     return r;
   }
 
+  /// The float value of the binary16 bits `h` (subnormals, infinities and NaN included).
   static constexpr float to_float(uint16_t h) {
     const uint32_t sign = uint32_t(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
@@ -44,6 +55,7 @@ struct half {
     return sign ? -v : v;
   }
 
+  /// Round-to-nearest-even binary16 bits of `f` (overflow gives infinity, NaN stays NaN).
   static constexpr uint16_t round_from_float(float f) {
     const uint32_t u = std::bit_cast<uint32_t>(f);
     const uint16_t sign = uint16_t((u >> 16) & 0x8000u);

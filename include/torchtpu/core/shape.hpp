@@ -23,8 +23,11 @@ inline constexpr int dynamic_rank = -1;
 class Dims {
  public:
   constexpr Dims() = default;
+  /// Dims from a list: `Dims{2, 3}`. At most `max_rank` values.
   constexpr Dims(std::initializer_list<int64_t> v) { assign(v.begin(), v.end()); }
+  /// Dims copied from a span of at most `max_rank` values.
   constexpr explicit Dims(std::span<const int64_t> v) { assign(v.begin(), v.end()); }
+  /// Dims copied from the iterator range [first, last) of at most `max_rank` values.
   template <class It>
   constexpr Dims(It first, It last) { assign(first, last); }
 
@@ -37,31 +40,45 @@ class Dims {
     return d;
   }
 
+  /// Number of values.
   constexpr int size() const noexcept { return n_; }
+  /// True when there are no values (rank 0).
   constexpr bool empty() const noexcept { return n_ == 0; }
+  /// The i-th value (unchecked).
   constexpr int64_t operator[](int i) const noexcept { return v_[i]; }
+  /// The i-th value, writable (unchecked).
   constexpr int64_t& operator[](int i) noexcept { return v_[i]; }
+  /// Iterator to the first value.
   constexpr const int64_t* begin() const noexcept { return v_.data(); }
+  /// Iterator past the last value.
   constexpr const int64_t* end() const noexcept { return v_.data() + n_; }
+  /// Iterator to the first value, writable.
   constexpr int64_t* begin() noexcept { return v_.data(); }
+  /// Iterator past the last value, writable.
   constexpr int64_t* end() noexcept { return v_.data() + n_; }
+  /// Pointer to the values.
   constexpr const int64_t* data() const noexcept { return v_.data(); }
+  /// The last value (size() must be > 0).
   constexpr int64_t back() const noexcept { return v_[n_ - 1]; }
 
+  /// Append `x`. **Errors:** ShapeError past `max_rank` values.
   constexpr void push_back(int64_t x) {
     if (n_ >= max_rank) throw ShapeError("rank exceeds the maximum rank 8");
     v_[n_++] = x;
   }
+  /// Insert `x` before position `pos`. **Errors:** ShapeError past `max_rank` values.
   constexpr void insert(int pos, int64_t x) {
     if (n_ >= max_rank) throw ShapeError("rank exceeds the maximum rank 8");
     for (int i = n_; i > pos; --i) v_[i] = v_[i - 1];
     v_[pos] = x;
     ++n_;
   }
+  /// Remove the value at position `pos`.
   constexpr void erase(int pos) {
     for (int i = pos; i + 1 < n_; ++i) v_[i] = v_[i + 1];
     --n_;
   }
+  /// Set the number of values to `n`; new values are `fill`.
   constexpr void resize(int n, int64_t fill = 0) {
     if (n > max_rank) throw ShapeError("rank " + std::to_string(n) + " exceeds the maximum rank 8");
     for (int i = n_; i < n; ++i) v_[i] = fill;

@@ -23,8 +23,11 @@ inline constexpr size_t storage_alignment = 64;
 /// reference goes: our own `aligned_alloc`, a `torch::Tensor`'s storage, a DLPack capsule, a
 /// PJRT buffer. Either `owner` or nothing (a view of memory the caller guarantees).
 struct StorageImpl {
+  /// Host address of the memory (null on a device).
   void* data = nullptr;
+  /// Size of the memory in bytes.
   size_t nbytes = 0;
+  /// Device the memory is on.
   Device device{};
   std::shared_ptr<void> owner;          ///< frees the memory when the last reference drops
   std::shared_ptr<void> device_handle;  ///< device-side buffer (PJRT), null on the cpu

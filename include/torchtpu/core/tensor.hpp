@@ -34,9 +34,13 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
                 "torchtpu::Tensor: Rank must be dynamic_rank or in [0, 8]");
 
  public:
+  /// Element type.
   using value_type = T;
+  /// Marks Tensor for the `tensor_handle` concept.
   using is_tensor_tag = void;
+  /// The static rank (`dynamic_rank` = checked at run time).
   static constexpr int static_rank = Rank;
+  /// Marks Tensor as an expression (the `expression` concept).
   static constexpr bool is_torchtpu_expression = true;
   using ExprBase<Tensor<T, Rank>>::to;  // to<U>() (dtype); to(Device) is below
 
@@ -51,10 +55,13 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
 
   /// Nested initializer lists: `Tensor<float> t = {{1, 2}, {3, 4}};` (shape [2, 2]).
   Tensor(std::initializer_list<T> v) { init_from_list(v, Dims{int64_t(v.size())}); }
+  /// A 2-D tensor from nested lists: `{{1, 2}, {3, 4}}`. **Errors:** ShapeError for ragged lists.
   Tensor(std::initializer_list<std::initializer_list<T>> v) { init_nested(v); }
+  /// A 3-D tensor from nested lists. **Errors:** ShapeError for ragged lists.
   Tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> v) {
     init_nested(v);
   }
+  /// A 4-D tensor from nested lists. **Errors:** ShapeError for ragged lists.
   Tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>> v) {
     init_nested(v);
   }
@@ -63,8 +70,10 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   // inlining the shared_ptr reference counting and the two Dims copies at every node of every
   // expression multiplies code size (compile time: docs/compile-time.md) for a gain of a few
   // nanoseconds per tensor handle.
+  /// Copies the handle: the copy shares storage (as torch::Tensor).
   [[gnu::noinline]] Tensor(const Tensor& o)
       : storage_(o.storage_), sizes_(o.sizes_), strides_(o.strides_), offset_(o.offset_) {}
+  /// Moves the handle; `o` becomes undefined.
   [[gnu::noinline]] Tensor(Tensor&& o) noexcept
       : storage_(std::move(o.storage_)), sizes_(o.sizes_), strides_(o.strides_), offset_(o.offset_) {}
   [[gnu::noinline]] ~Tensor() {}
@@ -99,12 +108,17 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   Tensor(const E& static_rank_of_expression_differs_from_tensor_rank) = delete;
 
   // ---- assignment --------------------------------------------------------------------
+  /// Rebinds this handle to `o`'s storage and view (no data is copied).
   Tensor& operator=(const Tensor& o) & = default;
+  /// Rebinds this handle to `o`'s storage and view, taking `o`'s handle.
   Tensor& operator=(Tensor&& o) & noexcept = default;
   /// Writing through a view temporary: copies values (broadcasting), like `copy_`.
   Tensor& operator=(const Tensor& o) && { return copy_(o); }
+  /// Writing through a view temporary: copies values (broadcasting), like `copy_`.
   Tensor& operator=(Tensor&& o) && { return copy_(o); }
 
+  /// Gives this tensor the value of `e`: reuses its memory when this handle is the sole, contiguous
+  /// owner of `e`'s shape, else rebinds to new memory. **Errors:** ShapeError from `e`.
   template <expression E>
     requires(!std::same_as<E, Tensor> && accepts_static_rank(E::static_rank))
   Tensor& operator=(const E& e) & {
@@ -116,10 +130,12 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     detail::materialize(*this, e);
     return *this;
   }
+  /// Writing an expression through a view temporary: `x.slice(0, 1, 3) = e` copies like `copy_`.
   template <expression E>
     requires(!std::same_as<E, Tensor>)
   Tensor& operator=(const E& e) && { return copy_(e); }
 
+  /// Filling a view temporary: `x.slice(0, 1, 3) = 0` is `fill_`.
   template <arithmetic_scalar S>
   Tensor& operator=(S v) && { return fill_(v); }
 
@@ -137,29 +153,48 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   Tensor& fill_(S v);
 
   // ---- compound assignment (in place, like add_/sub_/mul_/div_) ------------------------
+  /// In place `*this = *this + e` (like add_). **Errors:** ShapeError if `e` does not broadcast to
+  /// `sizes()`.
   template <class E> Tensor& operator+=(const E& e);
+  /// In place `*this = *this - e` (like sub_).
   template <class E> Tensor& operator-=(const E& e);
+  /// In place `*this = *this * e` (like mul_).
   template <class E> Tensor& operator*=(const E& e);
+  /// In place `*this = *this / e` (like div_).
   template <class E> Tensor& operator/=(const E& e);
 
   // ---- metadata -----------------------------------------------------------------------
+  /// False for a default-constructed Tensor (no storage).
   bool defined() const noexcept { return storage_ != nullptr; }
+  /// Same as `sizes()`.
   const Dims& shape() const noexcept { return sizes_; }
+  /// Sizes of each dim.
   const Dims& sizes() const noexcept { return sizes_; }
+  /// Strides of each dim, in elements.
   const Dims& strides() const noexcept { return strides_; }
+  /// Size of dim `d` (negative counts from the end). **Errors:** IndexError.
   int64_t size(int64_t d) const { return sizes_[wrap_dim(d, dim(), "size")]; }
+  /// Stride of dim `d`, in elements (negative counts from the end). **Errors:** IndexError.
   int64_t stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
+  /// Number of dims.
   int dim() const noexcept { return sizes_.size(); }
+  /// Number of elements.
   int64_t numel() const noexcept { return torchtpu::numel(sizes_); }
+  /// Offset of element [0, ..., 0] in the storage, in elements.
   int64_t storage_offset() const noexcept { return offset_; }
+  /// The element type as a run-time value.
   static constexpr ScalarType dtype() noexcept { return dtype_of<T>(); }
+  /// Bytes per element.
   static constexpr size_t element_size() noexcept { return sizeof(T); }
+  /// Device the data lives on (cpu for an undefined tensor).
   Device device() const noexcept { return storage_ ? storage_->device : Device{}; }
+  /// The shared storage (null when undefined).
   const Storage& storage() const noexcept { return storage_; }
   /// Address of element [0, ..., 0] (null for an undefined or device-resident tensor).
   T* data_ptr() const noexcept {
     return storage_ && storage_->data ? static_cast<T*>(storage_->data) + offset_ : nullptr;
   }
+  /// True if the strides are row-major dense (size-1 dims ignored).
   bool is_contiguous() const noexcept {
     int64_t expect = 1;
     for (int i = dim() - 1; i >= 0; --i) {
@@ -178,6 +213,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     const int64_t v[] = {int64_t(idx)..., 0};
     return *element_ptr(std::span<const int64_t>(v, sizeof...(I)), "at");
   }
+  /// Checked access with the indices in a span. **Errors:** IndexError.
   T& at(std::span<const int64_t> idx) const { return *element_ptr(idx, "at"); }
   /// The value of a one-element tensor. **Errors:** ShapeError if numel() != 1.
   T item() const {
@@ -232,6 +268,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   /// `t[i]` is `t.select(0, i)`.
   Tensor<T> operator[](int64_t i) const { return select(0, i); }
 
+  /// View with dims `d0` and `d1` swapped (shares storage). **Errors:** IndexError.
   Tensor transpose(int64_t d0, int64_t d1) const {
     const int a = wrap_dim(d0, dim(), "transpose"), b = wrap_dim(d1, dim(), "transpose");
     Tensor r = *this;
@@ -342,6 +379,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     }
     return r;
   }
+  /// Same as `expand(shape)` (NumPy's name). **Errors:** ShapeError.
   Tensor<T> broadcast_to(const Dims& shape) const { return expand(shape); }
   /// This tensor if contiguous, else a contiguous copy.
   Tensor contiguous() const {

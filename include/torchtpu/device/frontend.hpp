@@ -35,16 +35,22 @@ namespace device {
 /// One node of an expression as the typed walk describes it to the runtime (`DeviceHooks::
 /// tree_node`). Plain data with static strings: building one compiles to a few stores.
 struct NodeInfo {
+  /// What a node is: a tensor operand, a scalar, a map (elementwise op), a reduction, an
+  /// argmax/argmin, a softmax or a matrix product.
   enum class Kind : uint8_t { Leaf, Scalar, Map, Reduce, ArgReduce, Softmax, Contract };
+  /// The node's kind.
   Kind kind = Kind::Scalar;
   ScalarType dtype = ScalarType::Float;    ///< the node's value dtype
   ScalarType compute = ScalarType::Float;  ///< Map: opmath of the compute type; Reduce: accumulator;
                                            ///< Softmax / Contract: opmath of the value type
   const Dims* shape = nullptr;             ///< the node's (broadcast) shape
+  ///@{
   std::string_view name, hlo;              ///< op name and StableHLO name (static strings)
+  ///@}
   const void* state = nullptr;             ///< a non-empty op struct (e.g. clamp bounds) ...
   size_t state_size = 0;                   ///< ... and its size (trivially copyable)
   const int* children = nullptr;           ///< node indices, in operand order
+  /// Number of entries in `children`.
   int nchildren = 0;
   bool promote_first_to_bool = false;      ///< Map: operand 0 is read as bool (where's condition)
   uint32_t mask = 0;                       ///< Reduce: reduced dims
@@ -53,7 +59,10 @@ struct NodeInfo {
   bool log = false;                        ///< Softmax: log_softmax
   double scalar = 0;                       ///< Scalar: the value in its opmath type, as double
   const Dims* batch = nullptr;             ///< Contract: broadcast batch shape
+  ///@{
+  /// Contract: matrix sizes `[m, k] @ [k, n]`.
   int64_t m = 1, k = 1, n = 1;             ///< Contract: matrix sizes
+  ///@}
 };
 
 namespace detail {

@@ -48,11 +48,14 @@ struct DeviceArray {
   std::shared_ptr<pjrt::Client> client;  ///< never null
   int device_index = 0;                  ///< addressable-device position in `client`
   Device device;                         ///< "tpu:0", ...
+  /// Element type.
   ScalarType dtype = ScalarType::Float;
+  /// Sizes of each dim (dense row-major).
   std::vector<int64_t> dims;
   std::shared_ptr<pjrt::Buffer> buffer;  ///< null while pending
   std::shared_ptr<PendingGraph> graph;   ///< non-null while pending
   int stmt = -1;                         ///< producing statement while pending
+  /// Number of elements.
   int64_t numel() const noexcept {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
@@ -65,7 +68,9 @@ struct DeviceArray {
 struct Ref {
   std::shared_ptr<pjrt::Buffer> buffer;  ///< parameter, or null
   int stmt = -1;                         ///< earlier statement, or -1
+  /// Element type of the input.
   ScalarType dtype = ScalarType::Float;
+  /// Sizes of each dim of the input.
   std::vector<int64_t> dims;
 };
 
@@ -74,9 +79,12 @@ class Emitter;
 
 /// One recorded statement: `out = f(inputs)` where `emit` builds `f` in StableHLO.
 struct Statement {
+  /// Inputs, in the order `emit` reads them.
   std::vector<Ref> inputs;
   std::string sig;  ///< structure + shapes + constants; equal sigs emit equal text
+  /// Builds the statement's value into the emitter's builder.
   std::function<stablehlo::Value(Emitter&)> emit;
+  /// The array the statement produces (expired when nothing holds it any more: not computed).
   std::weak_ptr<DeviceArray> out;
   std::string op_name;  ///< for debug-mode errors
 };
@@ -87,6 +95,7 @@ struct Statement {
 /// Op hooks receive it as their `B`, so their constants are shared too.
 class ConstantHoistingBuilder : public stablehlo::Builder {
  public:
+  /// Deduplication key of a constant: value bits, dtype, dims.
   using Key = std::tuple<uint64_t, int, std::vector<int64_t>>;  // value bits, dtype, dims
 
   /// `Builder::constant`, deduplicated; while recording, also remembers the request.
@@ -121,6 +130,7 @@ class ConstantHoistingBuilder : public stablehlo::Builder {
 /// distinct buffer) or to values of earlier statements.
 class Emitter {
  public:
+  /// The builder statements are emitted into.
   ConstantHoistingBuilder& builder() noexcept { return b_; }
   /// The k-th input of the statement being emitted (dense, with its base dims).
   stablehlo::Value input(size_t k) const { return inputs_.at(k); }
@@ -137,7 +147,10 @@ struct ExecStats {
   uint64_t executions = 0;  ///< PJRT executions (one per flushed program)
   uint64_t awaited = 0;     ///< executions the host waited for at once (debug mode only)
   uint64_t texts_built = 0; ///< StableHLO module texts built (misses of the text memo)
+  ///@{
+  /// Host-to-device and device-to-host copies.
   uint64_t uploads = 0, downloads = 0;
+  ///@}
 };
 
 namespace detail {
@@ -161,20 +174,24 @@ inline ExecStats stats() {
 /// compilation cache. Thread-safe.
 class TextMemo {
  public:
+  /// The process-wide memo (never destroyed).
   static TextMemo& global() {
     static TextMemo* m = new TextMemo();  // leaked: outlives static destruction
     return *m;
   }
+  /// The text stored for signature `sig`, or null.
   std::shared_ptr<const std::string> find(const std::string& sig) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(sig);
     return it == map_.end() ? nullptr : it->second;
   }
+  /// Stores `text` for `sig` (the memo is cleared past 4096 entries).
   void put(const std::string& sig, std::shared_ptr<const std::string> text) {
     std::lock_guard<std::mutex> lock(mu_);
     if (map_.size() > 4096) map_.clear();  // bound memory; texts are cheap to rebuild
     map_[sig] = std::move(text);
   }
+  /// Forgets every text.
   void clear() {
     std::lock_guard<std::mutex> lock(mu_);
     map_.clear();
@@ -192,13 +209,19 @@ class TextMemo {
 /// interleave in one graph.
 class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
  public:
+  /// An empty graph for addressable device `device_index` of `client`, named `device`.
   PendingGraph(std::shared_ptr<pjrt::Client> client, int device_index, Device device)
       : client_(std::move(client)), device_index_(device_index), device_(device) {}
 
+  /// The graph's lock (a recursive mutex; every public method takes it).
   std::recursive_mutex& mutex() noexcept { return mu_; }
+  /// The client the graph executes on.
   const std::shared_ptr<pjrt::Client>& client() const noexcept { return client_; }
+  /// Addressable-device position in `client()`.
   int device_index() const noexcept { return device_index_; }
+  /// The device, e.g. `tpu:0`.
   const Device& device() const noexcept { return device_; }
+  /// Number of statements waiting for a flush.
   size_t size() const {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     return stmts_.size();
@@ -633,7 +656,9 @@ struct Info {
   std::string platform_version;  ///< plugin version string
   std::string device_kind;       ///< PJRT device kind ("TPU v5 lite", "TPU emulator", ...)
   std::string plugin_path;       ///< shared object loaded ("" for the cpu)
+  /// True for torchtpu's TPU emulator (never a real TPU).
   bool emulated = false;
+  /// Number of addressable devices.
   int device_count = 0;
   /// One line, e.g. `tpu: TPU emulator (platform tpu, torchtpu-emulator 0.1; EMULATED, not a
   /// real TPU), 1 device(s), plugin /path/libtorchtpu_tpu_emulator.so`.

@@ -78,6 +78,7 @@ inline void set_execution_mode(ExecutionMode m) noexcept {
 /// per-thread setting: guards on several threads at once interleave.
 class ExecutionModeGuard {
  public:
+  /// Sets the execution mode to `m` until the guard is destroyed.
   explicit ExecutionModeGuard(ExecutionMode m) : saved_(execution_mode()) { set_execution_mode(m); }
   ~ExecutionModeGuard() { set_execution_mode(saved_); }
   ExecutionModeGuard(const ExecutionModeGuard&) = delete;
@@ -101,6 +102,7 @@ inline void set_matmul_precision(MatmulPrecision p) noexcept {
 /// Scoped `set_matmul_precision`.
 class MatmulPrecisionGuard {
  public:
+  /// Sets the matmul precision to `p` until the guard is destroyed.
   explicit MatmulPrecisionGuard(MatmulPrecision p) : saved_(matmul_precision()) { set_matmul_precision(p); }
   ~MatmulPrecisionGuard() { set_matmul_precision(saved_); }
   MatmulPrecisionGuard(const MatmulPrecisionGuard&) = delete;

@@ -31,12 +31,18 @@ namespace torchtpu::stablehlo {
 /// An SSA value of the function being built: its id (`%v<id>`), element type and shape.
 /// Values are plain data; they are only meaningful for the Builder that made them.
 struct Value {
+  /// SSA number (`%id`); -1 for an invalid value.
   int id = -1;
   uint64_t builder = 0;  ///< which Builder made it (values of other builders are rejected)
+  /// Element type.
   ScalarType dtype = ScalarType::Float;
+  /// Sizes of each dim.
   std::vector<int64_t> dims;
+  /// True once the value was produced by a builder.
   bool valid() const noexcept { return id >= 0; }
+  /// Number of dims.
   int64_t rank() const noexcept { return static_cast<int64_t>(dims.size()); }
+  /// Number of elements.
   int64_t numel() const noexcept {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
@@ -52,25 +58,46 @@ enum class ReduceOp { Add, Max, Min, Mul, And, Or };
 
 /// dot_general dimension numbers (lists of axes of each operand).
 struct DotDims {
+  ///@{
+  /// Batch and contracting dims of each operand (`dot_general` dimension numbers).
   std::vector<int64_t> lhs_batch, rhs_batch, lhs_contract, rhs_contract;
+  ///@}
 };
 
 /// Convolution configuration. Dimension numbers default to NCHW input, OIHW kernel, NCHW
 /// output for any spatial rank (b=0, f=1, spatial 2..). Empty vectors mean "all 1" (strides,
 /// dilations) or "all 0" (padding).
 struct ConvOptions {
+  /// Stride of the window per spatial dim.
   std::vector<int64_t> window_strides;
   std::vector<std::pair<int64_t, int64_t>> padding;  ///< (low, high) per spatial dim
+  ///@{
+  /// Input (lhs) and kernel (rhs) dilation per spatial dim.
   std::vector<int64_t> lhs_dilation, rhs_dilation;
+  ///@}
+  /// Number of feature groups (1: a dense convolution).
   int64_t feature_group_count = 1;
+  /// Matrix-unit precision of the products.
   Precision precision = Precision::Default;
   std::optional<ScalarType> result_type;  ///< default: the lhs dtype
   // Dimension numbers; unset (-1 / empty) means the NCHW/OIHW default.
+  ///@{
+  /// Batch and feature dims of the input.
   int64_t input_batch_dim = -1, input_feature_dim = -1;
+  ///@}
+  /// Spatial dims of the input.
   std::vector<int64_t> input_spatial_dims;
+  ///@{
+  /// Output- and input-feature dims of the kernel.
   int64_t kernel_output_feature_dim = -1, kernel_input_feature_dim = -1;
+  ///@}
+  /// Spatial dims of the kernel.
   std::vector<int64_t> kernel_spatial_dims;
+  ///@{
+  /// Batch and feature dims of the output.
   int64_t output_batch_dim = -1, output_feature_dim = -1;
+  ///@}
+  /// Spatial dims of the output.
   std::vector<int64_t> output_spatial_dims;
 };
 
@@ -148,7 +175,7 @@ constexpr std::string_view precision_name(Precision p) {
 /// `ValueError` for values from another builder (unknown ids).
 class Builder {
  public:
-  /// A new parameter of @main (parameters are numbered in call order).
+  /// A new parameter of `@main` (parameters are numbered in call order).
   Value parameter(ScalarType dtype, std::vector<int64_t> dims) {
     for (int64_t d : dims)
       if (d < 0) throw ShapeError("parameter: negative dimension in " + shape_str(dims));
@@ -224,16 +251,27 @@ class Builder {
     return r;
   }
 
+  /// Elementwise `stablehlo.add` (operands of equal shape and dtype).
   Value add(const Value& a, const Value& b) { return binary("add", a, b); }
+  /// Elementwise `stablehlo.subtract`.
   Value subtract(const Value& a, const Value& b) { return binary("subtract", a, b); }
+  /// Elementwise `stablehlo.multiply`.
   Value multiply(const Value& a, const Value& b) { return binary("multiply", a, b); }
+  /// Elementwise `stablehlo.divide`.
   Value divide(const Value& a, const Value& b) { return binary("divide", a, b); }
+  /// Elementwise `stablehlo.maximum`.
   Value maximum(const Value& a, const Value& b) { return binary("maximum", a, b); }
+  /// Elementwise `stablehlo.minimum`.
   Value minimum(const Value& a, const Value& b) { return binary("minimum", a, b); }
+  /// Elementwise `stablehlo.negate`.
   Value negate(const Value& x) { return unary("negate", x); }
+  /// Elementwise `stablehlo.exponential`.
   Value exp(const Value& x) { return unary("exponential", x); }
+  /// Elementwise `stablehlo.log`.
   Value log(const Value& x) { return unary("log", x); }
+  /// Elementwise `stablehlo.tanh`.
   Value tanh(const Value& x) { return unary("tanh", x); }
+  /// Elementwise `chlo.erf`.
   Value erf(const Value& x) { return unary("erf", x); }
 
   /// Elementwise comparison → i1. `type` defaults to FLOAT / SIGNED / UNSIGNED by dtype.
@@ -444,7 +482,7 @@ class Builder {
   /// N-d convolution (cross-correlation, as in PyTorch): NCHW input, OIHW kernel by default.
   Value convolution(const Value& lhs, const Value& rhs, const ConvOptions& opt = {});
 
-  /// Sets @main's results (one or more), in order.
+  /// Sets `@main`'s results (one or more), in order.
   void set_results(std::vector<Value> results) {
     if (results.empty()) throw ValueError("set_results: @main needs at least one result");
     for (const Value& v : results) check(v, "return");
@@ -471,7 +509,9 @@ class Builder {
     return s;
   }
 
+  /// The parameters of `main`, in order.
   const std::vector<Value>& parameters() const noexcept { return params_; }
+  /// The values `main` returns, in order.
   const std::vector<Value>& results() const noexcept { return results_; }
 
   /// `%v<id>`, the SSA name of a value.

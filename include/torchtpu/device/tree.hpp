@@ -21,46 +21,72 @@ namespace torchtpu::device {
 
 /// One node of an `ExprTree`. The fields a kind does not use keep their defaults.
 struct TreeNode {
+  /// Same kinds as NodeInfo.
   using Kind = NodeInfo::Kind;
+  /// The node's kind.
   Kind kind = Kind::Leaf;
   ScalarType dtype = ScalarType::Float;    ///< the node's value dtype
   ScalarType compute = ScalarType::Float;  ///< as NodeInfo::compute
   Dims shape;                              ///< the node's (broadcast) shape
+  ///@{
   std::string_view name, hlo;              ///< op name and StableHLO name (static strings)
+  ///@}
   std::string op_state;                    ///< the bytes of a non-empty op struct
   std::vector<int> children;               ///< node indices, in operand order
+  /// Map: operand 0 is read as bool (where's condition).
   bool promote_first_to_bool = false;
+  /// Reduce: reduced dims, one bit per dim.
   uint32_t mask = 0;
+  /// ArgReduce (-1: all) / Softmax: the dim.
   int dim = 0;
+  /// Reduce / ArgReduce: keep reduced dims as size 1.
   bool keepdim = false;
+  /// Softmax: log_softmax.
   bool log = false;
+  /// Scalar: the value in its opmath type.
   double scalar = 0;
   int leaf = -1;  ///< Leaf: index into ExprTree::leaves
+  /// Contract: broadcast batch shape.
   Dims batch;
+  ///@{
+  /// Contract: matrix sizes `[m, k] @ [k, n]`.
   int64_t m = 1, k = 1, n = 1;
+  ///@}
 };
 
 /// A tensor operand of an ExprTree: its storage (a PJRT device array in `storage->device_handle`,
 /// or host memory for a rank-0 cpu tensor joining a device expression) and its view.
 struct TreeLeaf {
+  /// Storage holding the data (device array or host memory).
   Storage storage;
+  /// Element type.
   ScalarType dtype = ScalarType::Float;
+  /// Device of the data.
   Device device{};
+  ///@{
+  /// The view: sizes and strides (elements).
   Dims sizes, strides;
+  ///@}
+  /// The view's offset (elements).
   int64_t offset = 0;
 };
 
 /// An expression as plain data: nodes in creation order (operands before the node using them),
 /// leaves in the left-to-right order of the expression's tensor operands.
 struct ExprTree {
+  /// Nodes, operands before the nodes using them.
   std::vector<TreeNode> nodes;
+  /// Tensor operands, left to right.
   std::vector<TreeLeaf> leaves;
+  /// Index of the root node (-1 while empty).
   int root = -1;
 
+  /// Appends node `n`; returns its index.
   int add(TreeNode n) {
     nodes.push_back(std::move(n));
     return static_cast<int>(nodes.size()) - 1;
   }
+  /// Appends a leaf node for tensor operand `l`; returns its node index.
   int add_leaf(TreeLeaf l) {
     TreeNode n;
     n.kind = TreeNode::Kind::Leaf;
@@ -70,6 +96,7 @@ struct ExprTree {
     leaves.push_back(std::move(l));
     return add(std::move(n));
   }
+  /// Appends the node `i` describes (children are node indices); returns its index.
   int add_info(const NodeInfo& i) {
     TreeNode n;
     n.kind = i.kind;

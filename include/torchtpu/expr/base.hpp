@@ -24,27 +24,54 @@ class ExprBase {
 
   /// Reductions over all elements, or over `dims` (negative dims count from the end).
   auto sum() const;
+  /// Sum over `dims` (lazy; **Shapes:** `dims` removed, or kept as size 1 with `keepdim`; `{}` =
+  /// all).
   auto sum(const Dims& dims, bool keepdim = false) const;
+  /// Mean of all elements (lazy, rank 0; floating point only).
   auto mean() const;
+  /// Mean over `dims` (lazy; **Shapes:** `dims` removed, or kept as size 1 with `keepdim`; `{}` =
+  /// all).
   auto mean(const Dims& dims, bool keepdim = false) const;
+  /// Product of all elements (lazy, rank 0).
   auto prod() const;
+  /// Product over `dims` (lazy; **Shapes:** `dims` removed, or kept as size 1 with `keepdim`; `{}`
+  /// = all).
   auto prod(const Dims& dims, bool keepdim = false) const;
+  /// Maximum of all elements (lazy, rank 0). **Errors:** ShapeError when empty.
   auto max() const;
+  /// Maximum over `dims` (lazy; **Shapes:** `dims` removed, or kept as size 1 with `keepdim`; `{}`
+  /// = all).
   auto max(const Dims& dims, bool keepdim = false) const;
+  /// Minimum of all elements (lazy, rank 0). **Errors:** ShapeError when empty.
   auto min() const;
+  /// Minimum over `dims` (lazy; **Shapes:** `dims` removed, or kept as size 1 with `keepdim`; `{}`
+  /// = all).
   auto min(const Dims& dims, bool keepdim = false) const;
+  /// True if any element is nonzero (lazy, rank 0, bool).
   auto any() const;
+  /// Any over `dims` (lazy; **Shapes:** `dims` removed, or kept as size 1 with `keepdim`; `{}` =
+  /// all).
   auto any(const Dims& dims, bool keepdim = false) const;
+  /// True if every element is nonzero (lazy, rank 0, bool).
   auto all() const;
+  /// All over `dims` (lazy; **Shapes:** `dims` removed, or kept as size 1 with `keepdim`; `{}` =
+  /// all).
   auto all(const Dims& dims, bool keepdim = false) const;
+  /// Index of the maximum of the flattened tensor (lazy, int64; first on ties).
   auto argmax() const;
+  /// Indices of the maxima along `dim` (lazy, int64). **Errors:** IndexError for a bad dim.
   auto argmax(int64_t dim, bool keepdim = false) const;
+  /// Index of the minimum of the flattened tensor (lazy, int64; first on ties).
   auto argmin() const;
+  /// Indices of the minima along `dim` (lazy, int64). **Errors:** IndexError for a bad dim.
   auto argmin(int64_t dim, bool keepdim = false) const;
+  /// Softmax along `dim` (lazy; integers compute in float32).
   auto softmax(int64_t dim) const;
+  /// Log of the softmax along `dim` (lazy), computed stably.
   auto log_softmax(int64_t dim) const;
 
  protected:
+  /// The expression this mixin belongs to.
   const Derived& derived() const { return static_cast<const Derived&>(*this); }
 };
 

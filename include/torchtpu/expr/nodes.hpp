@@ -26,15 +26,22 @@ using scalar_element_t =
 /// number": it promotes a tensor only of a lower category (see core/dtype.hpp).
 template <element S>
 struct ScalarNode : ExprBase<ScalarNode<S>> {
+  /// Element type of the number.
   using value_type = S;
+  /// Always rank 0.
   static constexpr int static_rank = 0;
+  /// Marks the node as an expression.
   static constexpr bool is_torchtpu_expression = true;
+  /// A wrapped number: it does not raise the dtype of tensor operands (PyTorch promotion).
   static constexpr bool weak_scalar = true;
+  /// The number.
   S value;
   /// `value` rounded to float once, for the vector kernels (they compute in float and
   /// would otherwise convert it again for every 16 elements).
   float as_float;
+  /// A scalar node holding `v`.
   explicit ScalarNode(S v) : value(v), as_float(convert<float>(v)) {}
+  /// The empty shape (rank 0).
   const Dims& shape() const noexcept { return shape_; }
 
  private:
@@ -92,12 +99,16 @@ constexpr int op_promote_first() {
 
 template <int First, class... Args>
 struct promote_tail;
+/// Promotion of the operands, all of them (no operand is read as bool).
 template <class... Args>
 struct promote_tail<0, Args...> {
+  /// The promoted ScalarType.
   static constexpr ScalarType value = promote_operands<Args...>();
 };
+/// Promotion of the operands after the first (the first is a `where` condition, read as bool).
 template <class A0, class... Args>
 struct promote_tail<1, A0, Args...> {
+  /// The promoted ScalarType.
   static constexpr ScalarType value = promote_operands<Args...>();
 };
 
@@ -123,17 +134,26 @@ inline bool same_shape(const Dims& a, const Dims& b) {
 /// **Errors:** ShapeError from the constructor when operand shapes do not broadcast.
 template <class Op, expression... Args>
 struct MapNode : ExprBase<MapNode<Op, Args...>> {
+  /// Promoted type of the operands (PyTorch rules; wrapped numbers are weak).
   using promoted_type =
       typename scalar_type_to<promote_tail<op_promote_first<Op>(), Args...>::value>::type;
+  /// Type the op computes in.
   using compute_type = op_compute_t<Op, promoted_type>;
+  /// Element type of the result.
   using value_type = op_result_t<Op, compute_type>;
+  /// Broadcast static rank of the operands (`dynamic_rank` if any is dynamic).
   static constexpr int static_rank = broadcast_static_rank<Args...>();
+  /// Marks the node as an expression.
   static constexpr bool is_torchtpu_expression = true;
 
+  /// The operands (held by value).
   std::tuple<Args...> args;
+  /// The op (its parameters, e.g. clamp bounds).
   Op op;
 
   // Operands are forwarded straight into `args` (one move or copy per operand, not two).
+  /// A map of `o` over operands `a...`. **Errors:** ShapeError naming every shape when they do not
+  /// broadcast.
   template <class... X>
     requires(sizeof...(X) == sizeof...(Args))
   explicit MapNode(Op o, X&&... a) : args(std::forward<X>(a)...), op(o) {
@@ -148,11 +168,16 @@ struct MapNode : ExprBase<MapNode<Op, Args...>> {
   // Move and destruction out of line: an expression holds its operands by value, so each
   // level of `f(g(h(x)))` moves the subtree below it; inlined, that code grows with depth
   // times size (compile time: docs/compile-time.md).
+  /// Copies the operands (tensor handles share storage).
   MapNode(const MapNode&) = default;
+  /// Moves the operands.
   [[gnu::noinline]] MapNode(MapNode&& o) noexcept : args(std::move(o.args)), op(o.op), shape_(o.shape_) {}
+  /// Copy-assigns the operands.
   MapNode& operator=(const MapNode&) = default;
+  /// Move-assigns the operands.
   MapNode& operator=(MapNode&&) = default;
   [[gnu::noinline]] ~MapNode() {}
+  /// The broadcast shape.
   const Dims& shape() const noexcept { return shape_; }
 
  private:
@@ -189,15 +214,24 @@ inline Dims reduced_shape(const Dims& in, uint32_t mask, bool keepdim) {
 /// The operand is consumed without being materialized (fuse/ streams it).
 template <class Op, expression E>
 struct ReduceNode : ExprBase<ReduceNode<Op, E>> {
+  /// Element type of the operand.
   using input_type = typename E::value_type;
+  /// Element type of the result.
   using value_type = typename Op::template result<input_type>;
+  /// Reductions have a run-time rank.
   static constexpr int static_rank = dynamic_rank;
+  /// Marks the node as an expression.
   static constexpr bool is_torchtpu_expression = true;
 
+  /// The reduced operand (held by value).
   E arg;
+  /// Reduced dims, one bit per dim.
   uint32_t mask;
+  /// Keep reduced dims as size 1.
   bool keepdim;
 
+  /// A reduction of `a` over `dims` (`{}` = all). **Errors:** IndexError for a bad dim; ShapeError
+  /// when Op needs a non-empty dim.
   ReduceNode(E a, const Dims& dims, bool keep)
       : arg(std::move(a)), mask(reduce_mask(dims, arg.shape().size(), Op::name)), keepdim(keep),
         shape_(reduced_shape(arg.shape(), mask, keep)) {
@@ -209,6 +243,7 @@ struct ReduceNode : ExprBase<ReduceNode<Op, E>> {
                            " (the operation has no identity)");
     }
   }
+  /// The result shape.
   const Dims& shape() const noexcept { return shape_; }
 
  private:
@@ -218,15 +253,23 @@ struct ReduceNode : ExprBase<ReduceNode<Op, E>> {
 /// `argmax` / `argmin` along one dim (or over the flattened input when `dim` is absent).
 template <class Op, expression E>
 struct ArgReduceNode : ExprBase<ArgReduceNode<Op, E>> {
+  /// Element type of the operand.
   using input_type = typename E::value_type;
+  /// Indices are int64.
   using value_type = int64_t;
+  /// Run-time rank.
   static constexpr int static_rank = dynamic_rank;
+  /// Marks the node as an expression.
   static constexpr bool is_torchtpu_expression = true;
 
+  /// The operand (held by value).
   E arg;
   int dim;  ///< -1: over all elements (flattened)
+  /// Keep the reduced dim as size 1.
   bool keepdim;
 
+  /// argmax/argmin of `a` along `d` (-1 with the flattened form). **Errors:** IndexError;
+  /// ShapeError for an empty dim.
   ArgReduceNode(E a, int d, bool keep) : arg(std::move(a)), dim(d), keepdim(keep) {
     const Dims& in = arg.shape();
     if (dim < 0) {
@@ -238,6 +281,7 @@ struct ArgReduceNode : ExprBase<ArgReduceNode<Op, E>> {
       shape_ = reduced_shape(in, in.size() ? (1u << dim) : 0u, keep);
     }
   }
+  /// The result shape.
   const Dims& shape() const noexcept { return shape_; }
 
  private:
@@ -247,15 +291,24 @@ struct ArgReduceNode : ExprBase<ArgReduceNode<Op, E>> {
 /// Numerically stable softmax / log_softmax along `dim` (max subtracted; two passes per row).
 template <expression E, bool Log>
 struct SoftmaxNode : ExprBase<SoftmaxNode<E, Log>> {
+  /// Element type of the operand.
   using input_type = typename E::value_type;
+  /// Element type of the result (float32 for integers).
   using value_type = std::conditional_t<floating_element<input_type>, input_type, float>;
+  /// Same rank as the operand.
   static constexpr int static_rank = E::static_rank;
+  /// Marks the node as an expression.
   static constexpr bool is_torchtpu_expression = true;
+  /// Op name (`softmax` or `log_softmax`).
   static constexpr std::string_view name = Log ? "log_softmax" : "softmax";
 
+  /// The operand (held by value).
   E arg;
+  /// The dim normalized over.
   int dim;
+  /// Softmax of `a` along `d` (negative counts from the end). **Errors:** IndexError.
   SoftmaxNode(E a, int64_t d) : arg(std::move(a)), dim(wrap_dim(d, arg.shape().size(), name)) {}
+  /// Same shape as the operand.
   const Dims& shape() const noexcept { return arg.shape(); }
 };
 
@@ -265,8 +318,10 @@ struct SoftmaxNode : ExprBase<SoftmaxNode<E, Log>> {
 /// **Errors:** ShapeError `matmul: [2, 3] @ [4, 5]: contracted sizes 3 and 4 differ`.
 template <expression A, expression B>
 struct ContractNode : ExprBase<ContractNode<A, B>> {
+  /// Promoted element type of the operands.
   using value_type = promote_t<typename A::value_type, typename B::value_type>;
   static_assert(matmul_element<value_type>, "matmul: bool tensors are not supported");
+  /// Static rank of the result (`dynamic_rank` if an operand is dynamic).
   static constexpr int static_rank = [] {
     constexpr int ra = A::static_rank, rb = B::static_rank;
     if (ra == dynamic_rank || rb == dynamic_rank) return dynamic_rank;
@@ -277,13 +332,21 @@ struct ContractNode : ExprBase<ContractNode<A, B>> {
   }();
   static_assert(A::static_rank != 0 && B::static_rank != 0,
                 "matmul: both arguments need at least 1 dimension (got a rank-0 operand)");
+  /// Marks the node as an expression.
   static constexpr bool is_torchtpu_expression = true;
 
+  /// Left operand (held by value).
   A a;
+  /// Right operand (held by value).
   B b;
   Dims batch;   ///< broadcast batch shape
+  ///@{
+  /// Matrix sizes `[m, k] @ [k, n]`.
   int64_t m = 1, k = 1, n = 1;
+  ///@}
 
+  /// Matrix product of `x` and `y` (torch.matmul rules). **Errors:** ShapeError if the `k` sizes
+  /// differ or the batch dims do not broadcast.
   ContractNode(const A& x, const B& y) : a(x), b(y) {
     const Dims& sa = a.shape();
     const Dims& sb = b.shape();
@@ -307,6 +370,7 @@ struct ContractNode : ExprBase<ContractNode<A, B>> {
     if (!va) shape_.push_back(m);
     if (!vb) shape_.push_back(n);
   }
+  /// The result shape.
   const Dims& shape() const noexcept { return shape_; }
 
  private:

@@ -23,9 +23,13 @@ namespace torchtpu {
 /// **Shapes:** `values.size() == rows * cols`; `header.size() == cols`. `rows` may be 0.
 /// **Example:** tests/io/test_csv.cpp, block `csv-read`.
 struct CsvTable {
+  /// Column names (empty when the file has no header row).
   std::vector<std::string> header;
+  /// Number of data rows.
   int64_t rows = 0;
+  /// Number of columns.
   int64_t cols = 0;
+  /// The values, row-major (`rows * cols`).
   std::vector<double> values;
 
   /// The value at row `r`, column `c` (both from 0; the header is not a row).

@@ -29,8 +29,11 @@ namespace torchtpu {
 /// `<i8`, `<f2`, `<f4`, `<f8`). NumPy has no bfloat16, so a BFloat16 array cannot be written.
 /// **Example:** tests/io/test_npy.cpp, block `npy-read`.
 struct NpyArray {
+  /// Element type.
   ScalarType dtype = ScalarType::Float;
+  /// Sizes of each dim.
   std::vector<int64_t> shape;
+  /// The raw data, row-major, little-endian.
   std::vector<std::byte> data;
 
   /// Number of elements: the product of `shape` (1 for a 0-d array).

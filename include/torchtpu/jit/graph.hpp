@@ -20,7 +20,9 @@ namespace torchtpu::jit {
 struct Node {
   std::string kind;                  ///< TorchScript kind, e.g. `aten::linear`
   std::shared_ptr<const OpDef> op;   ///< null while the kind is unknown (the graph then fails to finalize)
+  ///@{
   std::vector<int> inputs, outputs;  ///< value slots
+  ///@}
   std::string location;              ///< `node 12 (model.py:30:0)`, for error messages
   Epilogue epilogue{};               ///< activation fused in (fused mode only)
 };
@@ -34,11 +36,13 @@ struct Node {
 /// that node (the matmul epilogue or the same elementwise pass).
 class Graph {
  public:
+  /// Adds an input named `name`; returns its value slot.
   int add_input(std::string name) {
     inputs_.push_back(new_slot(Value()));
     input_names_.push_back(std::move(name));
     return inputs_.back();
   }
+  /// Adds constant `v`; returns its value slot.
   int add_constant(Value v) {
     const int s = new_slot(std::move(v));
     is_constant_[size_t(s)] = true;
@@ -66,6 +70,7 @@ class Graph {
     if (m.count++ == 0) m.first = location;
     if (!why.empty()) m.why = why;
   }
+  /// Sets the value slots the graph returns.
   void set_outputs(std::vector<int> outs) { outputs_ = std::move(outs); }
 
   /// Checks every node has an op and plans both execution orders.
@@ -119,14 +124,19 @@ class Graph {
     return r;
   }
 
+  /// The nodes in execution order.
   const std::vector<Node>& nodes() const noexcept { return nodes_; }
   /// Slot values before a run: constants filled in, everything else None.
   const std::vector<Value>& initial_slots() const noexcept { return slots_; }
+  /// Value slots of the graph's inputs.
   const std::vector<int>& input_slots() const noexcept { return inputs_; }
+  /// Value slots of the graph's outputs.
   const std::vector<int>& output_slots() const noexcept { return outputs_; }
   /// Number of nodes each mode executes (fused mode runs fewer: activations merged).
   size_t executed_nodes(Mode mode) const noexcept { return (mode == Mode::Fused ? fused_ : plain_).nodes.size(); }
+  /// Number of inputs.
   size_t num_inputs() const noexcept { return inputs_.size(); }
+  /// Number of outputs.
   size_t num_outputs() const noexcept { return outputs_.size(); }
   /// Node kinds with their counts (prim::Constant excluded).
   std::map<std::string, int> kind_counts() const {

@@ -124,7 +124,9 @@ class Module {
     if (r.isTensorList()) return r.toTensorVector().at(0);
     return r.toTensor();
   }
+  /// The imported graph.
   const Graph& graph() const noexcept { return s_->graph; }
+  /// The file it was loaded from.
   const std::string& path() const noexcept { return s_->path; }
   /// Whether `load` had to freeze the module (it was not saved frozen).
   bool was_frozen_on_load() const noexcept { return s_->froze; }

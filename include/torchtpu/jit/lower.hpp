@@ -24,11 +24,17 @@ namespace sh = torchtpu::stablehlo;
 /// A graph value during lowering: a host value (folded constant: ints, lists, ...), a device
 /// tensor (a StableHLO SSA value of known shape) or a list of device tensors.
 struct LValue {
+  /// Where a value is: on the host, on the device, or a list of device values.
   enum class Kind { Host, Device, DeviceList };
+  /// Where the value is.
   Kind kind = Kind::Host;
+  /// Host value (Kind::Host).
   Value host;
+  /// Device value (Kind::Device).
   sh::Value dev;
+  /// Device values (Kind::DeviceList).
   std::vector<sh::Value> list;
+  /// A device value.
   static LValue of(sh::Value v) {
     LValue l;
     l.kind = Kind::Device;
@@ -40,11 +46,18 @@ struct LValue {
 /// What a lowering sees: the builder, its inputs (device values, or host constants), and its
 /// outputs to fill. `device(i)` turns a host tensor/number input into a device value.
 struct LowerContext {
+  /// The builder the op emits into.
   sh::Builder& b;
+  /// The op's inputs.
   std::vector<LValue*> in;
+  /// The op's outputs, set by the lowering.
   std::vector<LValue> out;
+  /// Uploads or converts a host input to a device value.
   std::function<sh::Value(LValue&)> to_device;
+  /// Input `i` as a device value. **Errors:** std::out_of_range for a bad index.
   sh::Value dev(size_t i) { return to_device(*in.at(i)); }
+  /// Input `i` as a host value (`what` names it in errors). **Errors:** ValueError when it is not
+  /// a host constant.
   const Value& host(size_t i, const char* what) {
     if (in.at(i)->kind != LValue::Kind::Host)
       throw ValueError(std::string(what) + ": argument " + std::to_string(i) + " must be a constant for lowering");
@@ -486,7 +499,9 @@ class DeviceProgram {
     }
     return r;
   }
+  /// The StableHLO text of the program.
   const std::string& program() const noexcept { return text_; }
+  /// The client it runs on.
   const std::shared_ptr<pjrt::Client>& client() const noexcept { return client_; }
 
  private:

@@ -19,9 +19,15 @@ namespace torchtpu::jit {
 /// An elementwise activation fused into the op that produces its input (the matmul/conv
 /// epilogue, or one pass of an elementwise op). `lo`/`hi` are hardtanh's bounds.
 struct Epilogue {
+  /// The activation fused after the op (None: no epilogue).
   enum class Kind { None, Relu, Clamp, Silu, Sigmoid, Gelu, Hardswish, Hardsigmoid, Tanh };
+  /// Which activation.
   Kind kind = Kind::None;
+  ///@{
+  /// Clamp: lower and upper bounds.
   double lo = 0, hi = 0;
+  ///@}
+  /// True when an epilogue is set.
   bool active() const noexcept { return kind != Kind::None; }
 };
 
@@ -33,8 +39,11 @@ enum class Mode { Debug, Strict, Fused };
 /// What a kernel sees: its inputs, the slots for its outputs (sized to the node's output
 /// count), and the fused epilogue it must apply to its (single) output.
 struct OpContext {
+  /// The op's inputs.
   std::span<const Value* const> in;
+  /// Where the op writes its outputs.
   std::span<Value> out;
+  /// Activation to apply to the result, when the op fuses one.
   Epilogue epilogue{};
   /// Argument `i`, with a clear error when the node has fewer inputs.
   const Value& arg(size_t i, const char* what) const {

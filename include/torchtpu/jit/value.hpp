@@ -22,31 +22,51 @@ using FloatTensor = Tensor<float>;
 /// actual kind, and `what` (the op and argument) when given.
 class Value {
  public:
+  /// What a Value holds (TorchScript IValue kinds).
   enum class Kind { None, Bool, Int, Double, String, IntList, DoubleList, Tensor, TensorList };
 
   Value() = default;
+  /// A bool.
   Value(bool b) : kind_(Kind::Bool), i_(b) {}                              // NOLINT: implicit, like IValue
+  /// An int.
   Value(int64_t i) : kind_(Kind::Int), i_(i) {}                            // NOLINT
+  /// An int.
   Value(int i) : kind_(Kind::Int), i_(i) {}                                // NOLINT
+  /// A float (double).
   Value(double d) : kind_(Kind::Double), d_(d) {}                          // NOLINT
+  /// A string.
   Value(std::string s) : kind_(Kind::String), s_(std::move(s)) {}          // NOLINT
+  /// A list of ints.
   Value(std::vector<int64_t> l) : kind_(Kind::IntList), ints_(std::move(l)) {}      // NOLINT
+  /// A list of floats.
   Value(std::vector<double> l) : kind_(Kind::DoubleList), doubles_(std::move(l)) {}  // NOLINT
+  /// A tensor.
   Value(FloatTensor t) : kind_(Kind::Tensor), t_(std::move(t)) {}                    // NOLINT
+  /// A list of tensors.
   Value(std::vector<FloatTensor> l) : kind_(Kind::TensorList), ts_(std::move(l)) {}  // NOLINT
 
+  /// What the value holds.
   Kind kind() const noexcept { return kind_; }
+  /// True for None.
   bool is_none() const noexcept { return kind() == Kind::None; }
+  /// True for a tensor.
   bool is_tensor() const noexcept { return kind() == Kind::Tensor; }
+  /// True for an int.
   bool is_int() const noexcept { return kind() == Kind::Int; }
+  /// True for a float.
   bool is_double() const noexcept { return kind() == Kind::Double; }
+  /// True for a bool.
   bool is_bool() const noexcept { return kind() == Kind::Bool; }
   /// An int, float or bool (a Python number).
   bool is_scalar() const noexcept { return is_int() || is_double() || is_bool(); }
 
+  /// The tensor. **Errors:** TypeError naming `what` for another kind.
   const FloatTensor& tensor(const char* what = "") const { return need(Kind::Tensor, what).t_; }
+  /// The bool. **Errors:** TypeError naming `what` for another kind.
   bool to_bool(const char* what = "") const { return need(Kind::Bool, what).i_ != 0; }
+  /// The string. **Errors:** TypeError naming `what` for another kind.
   const std::string& str(const char* what = "") const { return need(Kind::String, what).s_; }
+  /// The tensors. **Errors:** TypeError naming `what` for another kind.
   const std::vector<FloatTensor>& tensors(const char* what = "") const { return need(Kind::TensorList, what).ts_; }
   /// An int (a bool counts as 0/1; a one-element tensor gives its value truncated).
   int64_t to_int(const char* what = "") const {
@@ -76,6 +96,8 @@ class Value {
     for (int64_t x : l) d.push_back(x);
     return d;
   }
+  /// An int or float list (or one number) as doubles. **Errors:** ValueError naming `what` for
+  /// another kind.
   std::vector<double> to_doubles(const char* what = "") const {
     if (kind() == Kind::DoubleList) return doubles_;
     if (kind() == Kind::IntList) return std::vector<double>(ints_.begin(), ints_.end());

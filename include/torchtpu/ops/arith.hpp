@@ -13,43 +13,69 @@ namespace torchtpu {
 
 /// Elementwise sum with broadcasting. **Dtypes:** all; promoted (core/dtype.hpp).
 struct AddOp : same_type_policy {
+  ///@{
+  /// Names: `add`, TorchScript `aten::add`, StableHLO `stablehlo.add`.
   static constexpr std::string_view name = "add", aten = "aten::add", hlo = "stablehlo.add";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const { return M(a + b); }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.binary(x[0].dtype == ScalarType::Bool ? "or" : "add", x[0], x[1]);
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a + b; }
 };
 /// Elementwise difference. **Dtypes:** all but bool (as in PyTorch).
 struct SubOp : same_type_policy {
+  ///@{
+  /// Names: `sub`, TorchScript `aten::sub`, StableHLO `stablehlo.subtract`.
   static constexpr std::string_view name = "sub", aten = "aten::sub", hlo = "stablehlo.subtract";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const { return M(a - b); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a - b; }
 };
 /// Elementwise product.
 struct MulOp : same_type_policy {
+  ///@{
+  /// Names: `mul`, TorchScript `aten::mul`, StableHLO `stablehlo.multiply`.
   static constexpr std::string_view name = "mul", aten = "aten::mul", hlo = "stablehlo.multiply";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const {
     if constexpr (std::same_as<M, bool>) return a && b;
     else return M(a * b);
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.binary(x[0].dtype == ScalarType::Bool ? "and" : "multiply", x[0], x[1]);
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a * b; }
 };
 /// True division: integer and bool operands give float32 (PyTorch's `/`).
 struct DivOp : floating_policy {
+  ///@{
+  /// Names: `div`, TorchScript `aten::div`, StableHLO `stablehlo.divide`.
   static constexpr std::string_view name = "div", aten = "aten::div", hlo = "stablehlo.divide";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const { return a / b; }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a / b; }
 };
 /// Division rounded toward negative infinity (Python's `//`).
 /// **Errors:** ValueError on integer division by zero ("ZeroDivisionError" in PyTorch).
 struct FloorDivideOp : same_type_policy {
+  ///@{
+  /// Names: `floor_divide`, TorchScript `aten::floor_divide`, StableHLO ``.
   static constexpr std::string_view name = "floor_divide", aten = "aten::floor_divide", hlo = "";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> M operator()(M a, M b) const {
     if constexpr (std::is_floating_point_v<M>) {
       return std::floor(a / b);
@@ -63,6 +89,7 @@ struct FloorDivideOp : same_type_policy {
   // Lowering: floor(a / b) for floats; for integers the truncated quotient minus one when the
   // remainder is nonzero with the divisor's opposite sign (max(0, -sign(r)·sign(b))).
   // Integer division by zero gives -1 on PJRT devices (XLA semantics), not an error.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     V q = b.divide(x[0], x[1]);
     if (is_floating(x[0].dtype)) return b.unary("floor", q);
@@ -75,7 +102,11 @@ struct FloorDivideOp : same_type_policy {
 /// Remainder with the sign of the divisor (Python's `%`, `torch.remainder`).
 /// **Errors:** ValueError on integer division by zero.
 struct RemainderOp : same_type_policy {
+  ///@{
+  /// Names: `remainder`, TorchScript `aten::remainder`, StableHLO `stablehlo.remainder`.
   static constexpr std::string_view name = "remainder", aten = "aten::remainder", hlo = "stablehlo.remainder";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> M operator()(M a, M b) const {
     if constexpr (std::is_floating_point_v<M>) {
       M r = std::fmod(a, b);
@@ -89,6 +120,7 @@ struct RemainderOp : same_type_policy {
     }
   }
   // Lowering: stablehlo.remainder has the dividend's sign; add b once when the signs differ.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     V r = b.binary("remainder", x[0], x[1]);
     V opposite = b.maximum(b.constant(0, r.dtype, r.dims),
@@ -98,8 +130,13 @@ struct RemainderOp : same_type_policy {
 };
 /// `a` to the power `b`. Integer bases with integer exponents stay integers.
 struct PowOp : same_type_policy {
+  ///@{
+  /// Names: `pow`, TorchScript `aten::pow`, StableHLO `stablehlo.power`.
   static constexpr std::string_view name = "pow", aten = "aten::pow", hlo = "stablehlo.power";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> M operator()(M a, M b) const {
     if constexpr (std::is_floating_point_v<M>) {
       return std::pow(a, b);
@@ -116,22 +153,32 @@ struct PowOp : same_type_policy {
 };
 /// Elementwise minimum; NaN propagates.
 struct MinimumOp : same_type_policy {
+  ///@{
+  /// Names: `minimum`, TorchScript `aten::minimum`, StableHLO `stablehlo.minimum`.
   static constexpr std::string_view name = "minimum", aten = "aten::minimum", hlo = "stablehlo.minimum";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const {
     if (detail::is_nan(a)) return a;
     if (detail::is_nan(b)) return b;
     return b < a ? b : a;
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return vminimum(a, b); }
 };
 /// Elementwise maximum; NaN propagates.
 struct MaximumOp : same_type_policy {
+  ///@{
+  /// Names: `maximum`, TorchScript `aten::maximum`, StableHLO `stablehlo.maximum`.
   static constexpr std::string_view name = "maximum", aten = "aten::maximum", hlo = "stablehlo.maximum";
+  ///@}
+  /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const {
     if (detail::is_nan(a)) return a;
     if (detail::is_nan(b)) return b;
     return a < b ? b : a;
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return vmaximum(a, b); }
 };
 

@@ -50,6 +50,7 @@ Tensor<T, R> Tensor<T, R>::clone() const {
   return Tensor<T, R>(out);
 }
 
+/// Sets every element to `v` (converted to T).
 template <element T, int R>
 template <arithmetic_scalar S>
 Tensor<T, R>& Tensor<T, R>::fill_(S v) {
@@ -59,12 +60,16 @@ Tensor<T, R>& Tensor<T, R>::fill_(S v) {
   return *this;
 }
 
+/// In place `*this = *this + e`.
 template <element T, int R> template <class E>
 Tensor<T, R>& Tensor<T, R>::operator+=(const E& e) { return copy_(add(*this, e)); }
+/// In place `*this = *this - e`.
 template <element T, int R> template <class E>
 Tensor<T, R>& Tensor<T, R>::operator-=(const E& e) { return copy_(sub(*this, e)); }
+/// In place `*this = *this * e`.
 template <element T, int R> template <class E>
 Tensor<T, R>& Tensor<T, R>::operator*=(const E& e) { return copy_(mul(*this, e)); }
+/// In place `*this = *this / e`.
 template <element T, int R> template <class E>
 Tensor<T, R>& Tensor<T, R>::operator/=(const E& e) { return copy_(div(*this, e)); }
 

@@ -13,97 +13,165 @@ namespace torchtpu {
 /// Sum. **Dtypes:** all; bool and integers accumulate and return int64 (as torch.sum);
 /// bf16/half accumulate in float. NaN propagates.
 struct SumOp {
+  ///@{
+  /// Names: `sum`, TorchScript `aten::sum`, StableHLO `stablehlo.add`.
   static constexpr std::string_view name = "sum", aten = "aten::sum", hlo = "stablehlo.add";
+  ///@}
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class T> using result = sum_result_t<T>;
+  /// Accumulator type of the reduction for element type `T`.
   template <class T> using acc = opmath_t<sum_result_t<T>>;
+  /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() { return A(0); }
+  /// Folds two partial accumulators into one.
   template <class A> static constexpr A combine(A a, A b) { return a + b; }
+  /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  /// Vector form of `combine` (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
 };
 /// Arithmetic mean. **Dtypes:** floating point only (as torch.mean).
 struct MeanOp {
+  ///@{
+  /// Names: `mean`, TorchScript `aten::mean`, StableHLO `stablehlo.add`.
   static constexpr std::string_view name = "mean", aten = "aten::mean", hlo = "stablehlo.add";
+  ///@}
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class T> using result = T;
+  /// Accumulator type of the reduction for element type `T`.
   template <class T> using acc = opmath_t<T>;
+  /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() { return A(0); }
+  /// Folds two partial accumulators into one.
   template <class A> static constexpr A combine(A a, A b) { return a + b; }
+  /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t n) {
     return n ? A(a / A(n)) : std::numeric_limits<A>::quiet_NaN();
   }
   // StableHLO lowering of `finalize` (device/lower.hpp); 0/0 gives NaN as above.
+  /// StableHLO form of `finalize` (device/lower.hpp): `acc` reduced over `n` elements.
   template <class B, class V> static V lower_finalize(B& b, const V& acc, int64_t n) {
     return b.divide(acc, b.constant(static_cast<double>(n), acc.dtype, acc.dims));
   }
+  /// Vector form of `combine` (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
 };
 /// Product; integers and bool give int64.
 struct ProdOp {
+  ///@{
+  /// Names: `prod`, TorchScript `aten::prod`, StableHLO `stablehlo.multiply`.
   static constexpr std::string_view name = "prod", aten = "aten::prod", hlo = "stablehlo.multiply";
+  ///@}
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class T> using result = sum_result_t<T>;
+  /// Accumulator type of the reduction for element type `T`.
   template <class T> using acc = opmath_t<sum_result_t<T>>;
+  /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() { return A(1); }
+  /// Folds two partial accumulators into one.
   template <class A> static constexpr A combine(A a, A b) { return a * b; }
+  /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  /// Vector form of `combine` (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a * b; }
 };
 /// Maximum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
 struct MaxOp {
+  ///@{
+  /// Names: `max`, TorchScript `aten::amax`, StableHLO `stablehlo.maximum`.
   static constexpr std::string_view name = "max", aten = "aten::amax", hlo = "stablehlo.maximum";
+  ///@}
+  /// Reducing a zero-size dim is a ShapeError (no identity exists).
   static constexpr bool needs_nonempty = true;
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class T> using result = T;
+  /// Accumulator type of the reduction for element type `T`.
   template <class T> using acc = opmath_t<T>;
+  /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() {
     if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::lowest();
   }
+  /// Folds two partial accumulators into one.
   template <class A> static constexpr A combine(A a, A b) {
     if (detail::is_nan(a)) return a;
     if (detail::is_nan(b)) return b;
     return a < b ? b : a;
   }
+  /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  /// Vector form of `combine` (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return vmaximum(a, b); }
 };
 /// Minimum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
 struct MinOp {
+  ///@{
+  /// Names: `min`, TorchScript `aten::amin`, StableHLO `stablehlo.minimum`.
   static constexpr std::string_view name = "min", aten = "aten::amin", hlo = "stablehlo.minimum";
+  ///@}
+  /// Reducing a zero-size dim is a ShapeError (no identity exists).
   static constexpr bool needs_nonempty = true;
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class T> using result = T;
+  /// Accumulator type of the reduction for element type `T`.
   template <class T> using acc = opmath_t<T>;
+  /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() {
     if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::max();
   }
+  /// Folds two partial accumulators into one.
   template <class A> static constexpr A combine(A a, A b) {
     if (detail::is_nan(a)) return a;
     if (detail::is_nan(b)) return b;
     return b < a ? b : a;
   }
+  /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
+  /// Vector form of `combine` (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return vminimum(a, b); }
 };
 /// True if any element is nonzero.
 struct AnyOp {
+  ///@{
+  /// Names: `any`, TorchScript `aten::any`, StableHLO `stablehlo.or`.
   static constexpr std::string_view name = "any", aten = "aten::any", hlo = "stablehlo.or";
+  ///@}
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class T> using result = bool;
+  /// Accumulator type of the reduction for element type `T`.
   template <class T> using acc = bool;
+  /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() { return false; }
+  /// Folds two partial accumulators into one.
   template <class A> static constexpr A combine(A a, A b) { return a || b; }
+  /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
 };
 /// True if every element is nonzero.
 struct AllOp {
+  ///@{
+  /// Names: `all`, TorchScript `aten::all`, StableHLO `stablehlo.and`.
   static constexpr std::string_view name = "all", aten = "aten::all", hlo = "stablehlo.and";
+  ///@}
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class T> using result = bool;
+  /// Accumulator type of the reduction for element type `T`.
   template <class T> using acc = bool;
+  /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() { return true; }
+  /// Folds two partial accumulators into one.
   template <class A> static constexpr A combine(A a, A b) { return a && b; }
+  /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
 };
 /// Index of the first maximum (NaN counts as the maximum, as in torch.argmax).
 struct ArgMaxOp {
+  ///@{
+  /// Names: `argmax`, TorchScript `aten::argmax`, StableHLO `stablehlo.maximum`.
   static constexpr std::string_view name = "argmax", aten = "aten::argmax", hlo = "stablehlo.maximum";
+  ///@}
+  /// True if `v` replaces the current best `best` (NaN wins; ties keep the first index).
   template <class A> static constexpr bool better(A best, A v) {
     if (detail::is_nan(best)) return false;
     return detail::is_nan(v) || best < v;
@@ -111,7 +179,11 @@ struct ArgMaxOp {
 };
 /// Index of the first minimum (NaN counts as the minimum, as in torch.argmin).
 struct ArgMinOp {
+  ///@{
+  /// Names: `argmin`, TorchScript `aten::argmin`, StableHLO `stablehlo.minimum`.
   static constexpr std::string_view name = "argmin", aten = "aten::argmin", hlo = "stablehlo.minimum";
+  ///@}
+  /// True if `v` replaces the current best `best` (NaN wins; ties keep the first index).
   template <class A> static constexpr bool better(A best, A v) {
     if (detail::is_nan(best)) return false;
     return detail::is_nan(v) || v < best;

@@ -12,18 +12,24 @@ namespace torchtpu {
 
 /// Result-type policy: computes in the promoted type and returns it (add, mul, abs, ...).
 struct same_type_policy {
+  /// Type the op computes in, for the promoted operand type `C`.
   template <class C> using compute = C;
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class C> using result = C;
 };
 /// Result-type policy for math functions: integer and bool inputs compute in float32
 /// (PyTorch: `torch.exp(int_tensor)` is float32).
 struct floating_policy {
+  /// Type the op computes in, for the promoted operand type `C`.
   template <class C> using compute = std::conditional_t<floating_element<C>, C, float>;
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class C> using result = compute<C>;
 };
 /// Result-type policy for predicates: compute in the promoted type, return bool.
 struct predicate_policy {
+  /// Type the op computes in, for the promoted operand type `C`.
   template <class C> using compute = C;
+  /// Element type of the result, for the promoted operand type (`C` or `T`).
   template <class C> using result = bool;
 };
 

@@ -11,88 +11,176 @@
 
 namespace torchtpu {
 
+/// Elementwise negation, `-x`.
 struct NegOp : same_type_policy {
+  ///@{
+  /// Names: `neg`, TorchScript `aten::neg`, StableHLO `stablehlo.negate`.
   static constexpr std::string_view name = "neg", aten = "aten::neg", hlo = "stablehlo.negate";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const { return M(-x); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return -x; }
 };
+/// Elementwise absolute value (unsigned values pass through).
 struct AbsOp : same_type_policy {
+  ///@{
+  /// Names: `abs`, TorchScript `aten::abs`, StableHLO `stablehlo.abs`.
   static constexpr std::string_view name = "abs", aten = "aten::abs", hlo = "stablehlo.abs";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const {
     if constexpr (std::is_unsigned_v<M>) return x;
     else return x < M(0) ? M(-x) : x;
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vabs(x); }
 };
+/// Elementwise e^x; integers and bool compute in float32.
 struct ExpOp : floating_policy {
+  ///@{
+  /// Names: `exp`, TorchScript `aten::exp`, StableHLO `stablehlo.exponential`.
   static constexpr std::string_view name = "exp", aten = "aten::exp", hlo = "stablehlo.exponential";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::exp(x); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vexp(x); }
 };
+/// Elementwise natural logarithm; integers and bool compute in float32.
 struct LogOp : floating_policy {
+  ///@{
+  /// Names: `log`, TorchScript `aten::log`, StableHLO `stablehlo.log`.
   static constexpr std::string_view name = "log", aten = "aten::log", hlo = "stablehlo.log";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::log(x); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vlog(x); }
 };
+/// Elementwise log(1 + x), accurate for small x.
 struct Log1pOp : floating_policy {
+  ///@{
+  /// Names: `log1p`, TorchScript `aten::log1p`, StableHLO `stablehlo.log_plus_one`.
   static constexpr std::string_view name = "log1p", aten = "aten::log1p", hlo = "stablehlo.log_plus_one";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::log1p(x); }
 };
+/// Elementwise e^x - 1, accurate for small x.
 struct Expm1Op : floating_policy {
+  ///@{
+  /// Names: `expm1`, TorchScript `aten::expm1`, StableHLO `stablehlo.exponential_minus_one`.
   static constexpr std::string_view name = "expm1", aten = "aten::expm1", hlo = "stablehlo.exponential_minus_one";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::expm1(x); }
 };
+/// Elementwise square root (NaN for negative x).
 struct SqrtOp : floating_policy {
+  ///@{
+  /// Names: `sqrt`, TorchScript `aten::sqrt`, StableHLO `stablehlo.sqrt`.
   static constexpr std::string_view name = "sqrt", aten = "aten::sqrt", hlo = "stablehlo.sqrt";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::sqrt(x); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vsqrt(x); }
 };
+/// Elementwise 1 / sqrt(x).
 struct RsqrtOp : floating_policy {
+  ///@{
+  /// Names: `rsqrt`, TorchScript `aten::rsqrt`, StableHLO `stablehlo.rsqrt`.
   static constexpr std::string_view name = "rsqrt", aten = "aten::rsqrt", hlo = "stablehlo.rsqrt";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return M(1) / std::sqrt(x); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vrsqrt(x); }
 };
+/// Elementwise sine (radians).
 struct SinOp : floating_policy {
+  ///@{
+  /// Names: `sin`, TorchScript `aten::sin`, StableHLO `stablehlo.sine`.
   static constexpr std::string_view name = "sin", aten = "aten::sin", hlo = "stablehlo.sine";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::sin(x); }
 };
+/// Elementwise cosine (radians).
 struct CosOp : floating_policy {
+  ///@{
+  /// Names: `cos`, TorchScript `aten::cos`, StableHLO `stablehlo.cosine`.
   static constexpr std::string_view name = "cos", aten = "aten::cos", hlo = "stablehlo.cosine";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::cos(x); }
 };
+/// Elementwise hyperbolic tangent.
 struct TanhOp : floating_policy {
+  ///@{
+  /// Names: `tanh`, TorchScript `aten::tanh`, StableHLO `stablehlo.tanh`.
   static constexpr std::string_view name = "tanh", aten = "aten::tanh", hlo = "stablehlo.tanh";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::tanh(x); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vtanh(x); }
 };
+/// Elementwise Gauss error function.
 struct ErfOp : floating_policy {
+  ///@{
+  /// Names: `erf`, TorchScript `aten::erf`, StableHLO `chlo.erf`.
   static constexpr std::string_view name = "erf", aten = "aten::erf", hlo = "chlo.erf";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::erf(x); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return verf(x); }
 };
 /// Logistic sigmoid 1 / (1 + exp(-x)).
 struct SigmoidOp : floating_policy {
+  ///@{
+  /// Names: `sigmoid`, TorchScript `aten::sigmoid`, StableHLO `stablehlo.logistic`.
   static constexpr std::string_view name = "sigmoid", aten = "aten::sigmoid", hlo = "stablehlo.logistic";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return M(1) / (M(1) + std::exp(-x)); }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vsigmoid(x); }
 };
 /// max(x, 0); NaN stays NaN (as torch.relu).
 struct ReluOp : same_type_policy {
+  ///@{
+  /// Names: `relu`, TorchScript `aten::relu`, StableHLO ``.
   static constexpr std::string_view name = "relu", aten = "aten::relu", hlo = "";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const { return x < M(0) ? M(0) : x; }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.maximum(x[0], b.constant(0, x[0].dtype, x[0].dims));
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vrelu(x); }
 };
 /// GELU. Exact form `x/2 · (1 + erf(x/√2))`; tanh form
@@ -100,9 +188,15 @@ struct ReluOp : same_type_policy {
 /// **Source:** Hendrycks & Gimpel, "Gaussian Error Linear Units", arXiv:1606.08415 (eq. and
 /// its tanh approximation); PyTorch's `approximate='tanh'`.
 struct GeluOp : floating_policy {
+  ///@{
+  /// Names: `gelu`, TorchScript `aten::gelu`, StableHLO ``.
   static constexpr std::string_view name = "gelu", aten = "aten::gelu", hlo = "";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// True for the tanh approximation (`approximate="tanh"`), false for the erf form.
   bool tanh_approx = false;
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const {
     if (tanh_approx) {
       const M k = M(0.7978845608028654);  // sqrt(2/pi)
@@ -111,6 +205,7 @@ struct GeluOp : floating_policy {
     return M(0.5) * x * (M(1) + std::erf(x * M(0.7071067811865476)));  // 1/sqrt(2)
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
     V inner;
@@ -122,24 +217,38 @@ struct GeluOp : floating_policy {
     }
     return b.multiply(b.multiply(c(0.5), x[0]), b.add(c(1), inner));
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vgelu(x, tanh_approx); }
 };
 /// x · sigmoid(x) (a.k.a. swish).
 struct SiluOp : floating_policy {
+  ///@{
+  /// Names: `silu`, TorchScript `aten::silu`, StableHLO ``.
   static constexpr std::string_view name = "silu", aten = "aten::silu", hlo = "";
+  ///@}
+  /// Per-element cost in additions (fuse/: region_cost sizes the threads' grain).
   static constexpr int cost = 8;  // per element, in additions (fuse: region_cost)
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return x / (M(1) + std::exp(-x)); }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.multiply(x[0], b.unary("logistic", x[0]));
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vsilu(x); }
 };
 /// Clamp to [lo, hi]; NaN stays NaN (torch.clamp / hardtanh).
 struct ClampOp : same_type_policy {
+  ///@{
+  /// Names: `clamp`, TorchScript `aten::clamp`, StableHLO `stablehlo.clamp`.
   static constexpr std::string_view name = "clamp", aten = "aten::clamp", hlo = "stablehlo.clamp";
+  ///@}
+  /// Lower bound (-inf: none).
   double lo = -std::numeric_limits<double>::infinity();
+  /// Upper bound (+inf: none).
   double hi = std::numeric_limits<double>::infinity();
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const {
     if (detail::is_nan(x)) return x;
     M r = x;
@@ -148,40 +257,54 @@ struct ClampOp : same_type_policy {
     return r;
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     V r = x[0];
     if (lo > -std::numeric_limits<double>::infinity()) r = b.maximum(r, b.constant(lo, r.dtype, r.dims));
     if (hi < std::numeric_limits<double>::infinity()) r = b.minimum(r, b.constant(hi, r.dtype, r.dims));
     return r;
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vclamp(x, float(lo), float(hi)); }
 };
 /// x · relu6(x + 3) / 6. **Source:** Howard et al., "Searching for MobileNetV3", arXiv:1905.02244.
 struct HardswishOp : floating_policy {
+  ///@{
+  /// Names: `hardswish`, TorchScript `aten::hardswish`, StableHLO ``.
   static constexpr std::string_view name = "hardswish", aten = "aten::hardswish", hlo = "";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const {
     const M r = x + M(3);
     return x * (r < M(0) ? M(0) : (r > M(6) ? M(6) : r)) / M(6);
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
     return b.divide(b.multiply(x[0], b.clamp(c(0), b.add(x[0], c(3)), c(6))), c(6));
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vhardswish(x); }
 };
 /// relu6(x + 3) / 6. **Source:** arXiv:1905.02244.
 struct HardsigmoidOp : floating_policy {
+  ///@{
+  /// Names: `hardsigmoid`, TorchScript `aten::hardsigmoid`, StableHLO ``.
   static constexpr std::string_view name = "hardsigmoid", aten = "aten::hardsigmoid", hlo = "";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const {
     const M r = x + M(3);
     return (r < M(0) ? M(0) : (r > M(6) ? M(6) : r)) / M(6);
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
     auto c = [&](double v) { return b.constant(v, x[0].dtype, x[0].dims); };
     return b.divide(b.clamp(c(0), b.add(x[0], c(3)), c(6)), c(6));
   }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vhardsigmoid(x); }
 };
 

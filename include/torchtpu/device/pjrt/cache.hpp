@@ -81,6 +81,7 @@ class CompilationCache {
     }
   }
 
+  /// Hit, miss and compile counters since the last `reset_stats()`.
   CacheStats stats() const {
     CacheStats s;
     s.memory_hits = memory_hits_.load();
@@ -90,6 +91,7 @@ class CompilationCache {
     s.disk_writes = disk_writes_.load();
     return s;
   }
+  /// Sets every counter to zero.
   void reset_stats() {
     memory_hits_ = disk_hits_ = misses_ = compiles_ = disk_writes_ = 0;
   }
@@ -98,6 +100,7 @@ class CompilationCache {
     std::lock_guard<std::mutex> lock(mu_);
     entries_.clear();
   }
+  /// Number of executables held in memory.
   size_t memory_entries() const {
     std::lock_guard<std::mutex> lock(mu_);
     return entries_.size();
@@ -109,6 +112,7 @@ class CompilationCache {
     std::lock_guard<std::mutex> lock(mu_);
     disk_override_ = std::move(dir);
   }
+  /// The on-disk cache directory in use ("" when disabled).
   std::string disk_dir() const {
     std::lock_guard<std::mutex> lock(mu_);
     return disk_override_ ? *disk_override_ : detail::env_or_empty("TORCHTPU_CACHE_DIR");

@@ -57,7 +57,9 @@ inline ScalarType from_pjrt_type(capi::PJRT_Buffer_Type t) {
 
 /// Options that change compiled code; part of the compilation-cache key.
 struct CompileOptions {
+  /// Number of replicas (1: no replication).
   int num_replicas = 1;
+  /// Number of partitions (1: no SPMD partitioning).
   int num_partitions = 1;
   /// Portable executables (the default, as go-xla does) run on any device chosen at execute
   /// time (`execute_device`); XLA rejects `execute_device` for non-portable ones.
@@ -99,12 +101,15 @@ struct CompileOptions {
     if (portable) out += std::string("\x20\x01", 2);  // compile_portable_executable = true
     return out;
   }
+  /// Equal when every field is equal (part of the cache key).
   bool operator==(const CompileOptions&) const = default;
 };
 
 /// One `PJRT_NamedValue` create option for `PJRT_Client_Create`.
 struct CreateOption {
+  /// Option name, as the plugin knows it (e.g. `preallocate`).
   std::string name;
+  /// Option value.
   std::variant<std::string, int64_t, bool, float> value;
 };
 
@@ -121,6 +126,7 @@ inline std::vector<CreateOption> default_create_options(std::string_view kind) {
 /// One device of a client. **Ownership:** `handle` is owned by the client and lives as long as
 /// it; never null for devices returned by `Client`.
 struct Device {
+  /// PJRT device handle: owned by the client, lives as long as it; never null.
   capi::PJRT_Device* handle = nullptr;
   int id = 0;        ///< PJRT device id
   int index = 0;     ///< position in `Client::devices()`
@@ -193,6 +199,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  /// The plugin this client was created from.
   const Plugin& plugin() const noexcept { return *plugin_; }
   /// The PJRT client handle; owned by this object, never null.
   capi::PJRT_Client* handle() const noexcept { return handle_; }
@@ -204,6 +211,7 @@ class Client : public std::enable_shared_from_this<Client> {
   bool emulated() const noexcept { return plugin_->emulated(); }
   /// All devices, and the ones this process can address (in the plugin's order).
   const std::vector<Device>& devices() const noexcept { return devices_; }
+  /// The devices this process can run on (the client's order).
   const std::vector<Device>& addressable_devices() const noexcept { return addressable_; }
   /// Kind string of the first addressable device ("" if there is none).
   std::string device_kind() const { return addressable_.empty() ? "" : addressable_[0].kind; }
@@ -357,9 +365,11 @@ class Buffer {
         if (x.handle == dv.device) device_index_ = x.index;
     }
   }
+  /// Takes `o`'s buffer; `o` becomes empty (`handle()` is null).
   Buffer(Buffer&& o) noexcept
       : client_(std::move(o.client_)), handle_(std::exchange(o.handle_, nullptr)),
         dtype_(o.dtype_), dims_(std::move(o.dims_)), device_index_(o.device_index_) {}
+  /// Destroys the held buffer and takes `o`'s; `o` becomes empty.
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
@@ -379,8 +389,11 @@ class Buffer {
   capi::PJRT_Buffer* handle() const noexcept { return handle_; }
   /// The owning client; null when empty.
   const std::shared_ptr<Client>& client() const noexcept { return client_; }
+  /// Element type.
   ScalarType dtype() const noexcept { return dtype_; }
+  /// Sizes of each dim.
   const std::vector<int64_t>& dims() const noexcept { return dims_; }
+  /// Number of elements.
   int64_t numel() const noexcept {
     int64_t n = 1;
     for (int64_t d : dims_) n *= d;
@@ -528,11 +541,14 @@ class Executable {
 
   /// The PJRT handle; owned by this object, never null.
   capi::PJRT_LoadedExecutable* handle() const noexcept { return handle_; }
+  /// The client that compiled the executable.
   const std::shared_ptr<Client>& client() const noexcept { return client_; }
+  /// Number of results of one execution.
   size_t num_outputs() const noexcept { return num_outputs_; }
+  /// The options it was compiled with.
   const CompileOptions& options() const noexcept { return options_; }
 
-  /// Runs on device `device_index` with `args` (in the order of @main's parameters) and waits
+  /// Runs on device `device_index` with `args` (in the order of `@main`'s parameters) and waits
   /// for completion. Inputs are not donated and stay valid. Portable executables run on any
   /// device (`execute_device`); a non-portable one only on the device it was compiled for.
   /// **Errors:** `ValueError` for empty or foreign buffers or a device a non-portable
@@ -611,6 +627,7 @@ class Executable {
     }
     return result;
   }
+  /// Same as the span form, for a braced list of inputs.
   std::vector<Buffer> execute(std::initializer_list<const Buffer*> args, int device_index = 0) const {
     return execute(std::span<const Buffer* const>(args.begin(), args.size()), device_index);
   }

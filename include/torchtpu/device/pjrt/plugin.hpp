@@ -99,10 +99,13 @@ class Plugin {
 
   /// The plugin's function table; never null, lives until process exit.
   const capi::PJRT_Api* api() const noexcept { return api_; }
+  /// The path it was loaded from.
   const std::string& path() const noexcept { return path_; }
   /// True for torchtpu's TPU emulator (found through TORCHTPU_TPU_EMULATOR[_PATH]).
   bool emulated() const noexcept { return emulated_; }
+  /// PJRT C API major version the plugin reports.
   int api_major() const noexcept { return api_->pjrt_api_version.major_version; }
+  /// PJRT C API minor version the plugin reports.
   int api_minor() const noexcept { return api_->pjrt_api_version.minor_version; }
 
   /// True if the plugin's table has slot `s` and it is non-null.
@@ -244,6 +247,45 @@ inline std::vector<std::string> site_package_dirs() {
   return out;
 }
 
+/// Where an installed TPU emulator may be, most specific first (docs/devices.md, "Finding a
+/// plugin"): next to the headers this program was compiled against (`<prefix>/include/torchtpu/…`
+/// → `<prefix>/<libdir>`, when `__FILE__` is absolute), the libdir recorded by `meson install`
+/// in `torchtpu/installed.hpp` (absent in the source tree), and next to the running executable
+/// (`<exe dir>/../<libdir>`, e.g. an installed `torchtpu-run`). Paths may repeat; none is
+/// checked here.
+#if __has_include("../../installed.hpp")
+#include "../../installed.hpp"  // TORCHTPU_INSTALL_LIBDIR[_REL], written by meson install
+#endif
+inline std::vector<std::string> emulator_install_candidates() {
+  namespace fs = std::filesystem;
+  constexpr const char* file = "libtorchtpu_tpu_emulator.so";
+#ifdef TORCHTPU_INSTALL_LIBDIR
+  const std::string rel = TORCHTPU_INSTALL_LIBDIR_REL;
+  const std::string abs = TORCHTPU_INSTALL_LIBDIR;
+#else
+  const std::string rel, abs;
+#endif
+  std::vector<std::string> subdirs;  // library directories relative to a prefix
+  if (!rel.empty()) subdirs.push_back(rel);
+  for (const char* d : {"lib64", "lib"})
+    if (rel != d) subdirs.push_back(d);
+  std::vector<std::string> out;
+  // This header is <prefix>/<includedir>/torchtpu/device/pjrt/plugin.hpp.
+  const fs::path self(__FILE__);
+  if (self.is_absolute()) {
+    const fs::path prefix = self.parent_path().parent_path().parent_path().parent_path().parent_path();
+    for (const auto& d : subdirs) out.push_back((prefix / d / file).string());
+  }
+  if (!abs.empty()) out.push_back((fs::path(abs) / file).string());
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.is_absolute()) {
+    const fs::path prefix = exe.parent_path().parent_path();
+    for (const auto& d : subdirs) out.push_back((prefix / d / file).string());
+  }
+  return out;
+}
+
 /// True if `name` can be dlopen'ed through the loader search path (LD_LIBRARY_PATH, ld.so.cache).
 inline bool loadable_by_name(const std::string& name) {
   void* h = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
@@ -280,6 +322,8 @@ inline PluginLocation find_plugin(std::string_view kind) {
     if (!emu_path.empty() || (!emu_flag.empty() && emu_flag != "0")) {
       loc.emulated = true;
       if (try_path(emu_path, "$TORCHTPU_TPU_EMULATOR_PATH")) return loc;
+      for (const auto& p : detail::emulator_install_candidates())
+        if (try_path(p, "")) return loc;
       loc.searched.push_back("libtorchtpu_tpu_emulator.so on the dynamic loader path");
       if (detail::loadable_by_name("libtorchtpu_tpu_emulator.so")) {
         loc.path = "libtorchtpu_tpu_emulator.so";

@@ -16,6 +16,9 @@
 
 #include "../../core/errors.hpp"  // DeviceError, DeviceUnavailable
 #include "c_api.hpp"              // capi::PJRT_Api, capi::Slot, argument structs
+#if __has_include("../../installed.hpp")
+#include "../../installed.hpp"  // TORCHTPU_INSTALL_LIBDIR[_REL], written by meson install
+#endif
 
 namespace torchtpu::pjrt {
 
@@ -253,9 +256,6 @@ inline std::vector<std::string> site_package_dirs() {
 /// in `torchtpu/installed.hpp` (absent in the source tree), and next to the running executable
 /// (`<exe dir>/../<libdir>`, e.g. an installed `torchtpu-run`). Paths may repeat; none is
 /// checked here.
-#if __has_include("../../installed.hpp")
-#include "../../installed.hpp"  // TORCHTPU_INSTALL_LIBDIR[_REL], written by meson install
-#endif
 inline std::vector<std::string> emulator_install_candidates() {
   namespace fs = std::filesystem;
   constexpr const char* file = "libtorchtpu_tpu_emulator.so";

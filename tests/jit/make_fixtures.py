@@ -17,7 +17,11 @@ committed.
   saved_tensor.pt         torch.save(tensor)
   legacy_pickle.pt        torch.save(model.state_dict(), _use_new_zipfile_serialization=False)
   other.zip               a zip archive that is not from torch (zipfile)
-  flipped.pt              gelu_tanh.pt with bytes flipped in its zip central directory
+  flipped.pt              gelu_tanh.pt with one byte of its deflated code flipped (libtorch's error
+                          is a torch::jit::ErrorReport, whose message starts with a newline)
+  bad_code.pt             gelu_tanh.pt rewritten with its code calling torch.gelx
+  weights_flipped.pt      gelu_tanh.pt with one bit of a weight flipped (libtorch loads it)
+  cd_flipped.pt           gelu_tanh.pt with its last central-directory file name garbled
   not_zip.bin             plain text
 """
 import io
@@ -105,11 +109,55 @@ with zipfile.ZipFile(os.path.join(out, "other.zip"), "w") as z:
     z.writestr("readme.txt", "not a model\n")
     z.writestr("weights/w0.bin", b"\0" * 16)
 
-# Flip bytes in the central directory (the last entries' file names), as a damaged download.
-raw = bytearray(open(os.path.join(out, "gelu_tanh.pt"), "rb").read())
-cd = raw.rfind(b"PK\x01\x02")
-for i in range(cd + 46, cd + 56):
-    raw[i] ^= 0xFF
-open(os.path.join(out, "flipped.pt"), "wb").write(bytes(raw))
+
+# Damaged copies of gelu_tanh.pt, as a bad download or disk would leave them (CRCs not fixed up).
+raw = open(os.path.join(out, "gelu_tanh.pt"), "rb").read()
+
+
+def data_range(name):
+    with zipfile.ZipFile(os.path.join(out, "gelu_tanh.pt")) as z:
+        e = z.getinfo(name)
+    hdr = raw[e.header_offset:e.header_offset + 30]
+    start = e.header_offset + 30 + int.from_bytes(hdr[26:28], "little") + int.from_bytes(hdr[28:30], "little")
+    return start, start + e.compress_size
+
+
+# One byte of the (deflated) code flipped, chosen so that libtorch's error is a
+# torch::jit::ErrorReport, whose message starts with a newline (it once came out as "(libtorch: )").
+code = [n for n in zipfile.ZipFile(os.path.join(out, "gelu_tanh.pt")).namelist() if n.endswith(".py")][0]
+lo, hi = data_range(code)
+probe = os.path.join(out, "probe.pt")
+for k in range(lo, hi):
+    b = bytearray(raw)
+    b[k] ^= 0xFF
+    open(probe, "wb").write(bytes(b))
+    try:
+        torch.jit.load(probe)
+    except Exception as e:  # noqa: BLE001 (any libtorch error)
+        if str(e).startswith("\n"):
+            os.replace(probe, os.path.join(out, "flipped.pt"))
+            break
+else:
+    sys.exit("no byte flip in %s gives an ErrorReport" % code)
+if os.path.exists(probe):
+    os.remove(probe)
+# The code changed from gelu to gelx and the archive rewritten (CRCs consistent): libtorch's
+# ErrorReport names the unknown op.
+with zipfile.ZipFile(os.path.join(out, "gelu_tanh.pt")) as src, \
+        zipfile.ZipFile(os.path.join(out, "bad_code.pt"), "w", zipfile.ZIP_STORED) as dst:
+    for e in src.infolist():
+        d = src.read(e.filename)
+        if e.filename == code:
+            d = d.replace(b"torch.gelu(_0", b"torch.gelx(_0", 1)
+        dst.writestr(e.filename, d)
+start, _ = data_range("gelu_tanh/constants/0")  # one bit of a weight: libtorch loads it
+weights = bytearray(raw)
+weights[start + 17] ^= 0x40
+open(os.path.join(out, "weights_flipped.pt"), "wb").write(bytes(weights))
+cd = bytearray(raw)  # the central directory's last file name: libtorch misses the version record
+last = cd.rfind(b"PK\x01\x02")
+for k in range(last + 46, last + 52):
+    cd[k] ^= 0xFF
+open(os.path.join(out, "cd_flipped.pt"), "wb").write(bytes(cd))
 open(os.path.join(out, "not_zip.bin"), "w").write("this is not a zip archive, nor TorchScript\n")
 print("wrote", sorted(os.listdir(out)))

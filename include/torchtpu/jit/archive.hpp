@@ -103,7 +103,7 @@ inline bool read_zip_directory(std::ifstream& f, uint64_t file_size, std::vector
     cd_off = le(r + 48, 8);
   }
   if (cd_off + cd_size > file_size || cd_size > (uint64_t(1) << 31)) { why = "central directory out of bounds"; return false; }
-  std::vector<unsigned char> cd(size_t(cd_size));
+  std::vector<unsigned char> cd(static_cast<size_t>(cd_size));
   f.seekg(std::streamoff(cd_off));
   if (!f.read(reinterpret_cast<char*>(cd.data()), std::streamsize(cd_size))) { why = "central directory unreadable"; return false; }
   size_t p = 0;
@@ -229,17 +229,11 @@ inline ArchiveInfo inspect_archive(const std::string& path) {
   }
   for (const auto& z : zs) info.entries.push_back(z.name);
   // The archive's top-level folder: torch writes every entry under one `<name>/`.
-  std::string prefix;
-  bool one_folder = !zs.empty();
-  for (const auto& z : zs) {
-    const size_t slash = z.name.find('/');
-    const std::string top = slash == std::string::npos ? "" : z.name.substr(0, slash + 1);
-    if (prefix.empty()) prefix = top;
-    one_folder = one_folder && !top.empty() && top == prefix;
-  }
+  const size_t slash = zs.empty() ? std::string::npos : zs[0].name.find('/');
+  const std::string prefix = slash == std::string::npos ? "" : zs[0].name.substr(0, slash + 1);
   bool code = false, constants = false;
   const detail::ZipEntry* data_pkl = nullptr;
-  if (one_folder)
+  if (!prefix.empty())
     for (const auto& z : zs) {
       if (z.name == prefix + "data.pkl") data_pkl = &z;
       if (z.name == prefix + "constants.pkl") constants = true;

@@ -258,6 +258,9 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         return v;
       };
       if (c.host(6, n).to_bool()) throw ValueError("lowering: transposed convolution");
+      if (x.dims.size() != 4 || w.dims.size() != 4)  // the cpu kernel also takes unbatched [C, H, W]
+        throw ValueError("lowering aten::_convolution: only batched 2-D convolutions ([N, C, H, W]) are lowered, "
+                         "got input " + sh::shape_str(x.dims));
       sh::ConvOptions o;
       o.window_strides = two(3, "stride");
       const auto p = two(4, "padding");
@@ -306,6 +309,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     r["aten::chunk"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
       const int64_t chunks = c.host(1, "chunk").to_int();
+      if (chunks <= 0) throw ValueError("lowering aten::chunk: chunks must be positive, got " + std::to_string(chunks));
       const size_t d = size_t(wrap(c.host(2, "chunk").to_int(), x.dims.size()));
       const int64_t n = x.dims[d], step = (n + chunks - 1) / chunks;
       LValue l;
@@ -392,6 +396,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         if (v.size() == 1) v.push_back(v[0]);
         return v;
       };
+      if (x.dims.size() != 4)
+        throw ValueError("lowering max_pool2d: only [N, C, H, W] inputs are lowered, got " + sh::shape_str(x.dims));
       const auto k = two(1);
       auto s = c.host(2, "max_pool2d").to_ints().empty() ? k : two(2);
       const auto p = two(3), d = two(4);
@@ -402,6 +408,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     };
     r["aten::adaptive_avg_pool2d"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
+      if (x.dims.size() != 4)
+        throw ValueError("lowering adaptive_avg_pool2d: only [N, C, H, W] inputs are lowered, got " + sh::shape_str(x.dims));
       auto o = c.host(1, "adaptive_avg_pool2d").to_ints();
       if (o.size() == 1) o.push_back(o[0]);
       const int64_t H = x.dims[2], W = x.dims[3];

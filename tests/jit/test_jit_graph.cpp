@@ -3,7 +3,9 @@
 // ops), activation fusion, and shape arithmetic on int values.
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK
 
-#include <cmath>   // std::sqrt
+#include <cmath>   // std::sqrt, std::tanh
+#include <numbers>  // std::numbers::pi
+#include <string>  // std::string
 #include <vector>  // std::vector
 
 #include <torchtpu/core/factories.hpp>  // from_data, rand, Generator
@@ -194,4 +196,74 @@ TEST_CASE("jit graph: kernel errors name the node", "[jit]") {
   CHECK_THROWS_WITH(g.run({Value(t({1, 2, 3, 4}, Dims{4}))}), Catch::StartsWith("forward: aten::view at node 3 (m.py:9): "));
   CHECK_THROWS_AS(g.run({}), torchtpu::ValueError);
   CHECK_THROWS_AS(g.run({Value(int64_t(3))}), torchtpu::TypeError);
+}
+
+namespace {
+
+/// A one-node graph `kind(x, args...)`, the args as constants; finalize() not yet called.
+Graph one_node(const char* kind, std::vector<Value> args) {
+  Graph g;
+  std::vector<int> ins{g.add_input("x")};
+  for (auto& a : args) ins.push_back(g.add_constant(std::move(a)));
+  g.set_outputs({g.add_node(kind, std::move(ins), 1, "node 0 (m.py:1)")[0]});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("jit graph: gelu approximate='tanh' computes torch's tanh form, fused and strict", "[jit]") {
+  const FloatTensor x = t({-3.0f, -1.5f, -0.5f, 0.0f, 0.25f, 1.0f, 2.0f, 4.0f}, Dims{8});
+  Graph g = one_node("aten::gelu", {Value(std::string("tanh"))});
+  g.finalize();
+  const auto got = values(g.run({Value(x)}, Mode::Strict)[0].tensor());
+  const auto xs = values(x);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double v = xs[i];
+    const double want = 0.5 * v * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+    CHECK(got[i] == Approx(want).margin(1e-6));
+  }
+  // fused into a producer (add + gelu in one pass) it is the same form
+  Graph f;
+  const int in = f.add_input("x");
+  const int one = f.add_constant(Value(1.0));
+  const int s = f.add_node("aten::add", {in, f.add_constant(Value(0.0)), one}, 1, "n0")[0];
+  f.set_outputs({f.add_node("aten::gelu", {s, f.add_constant(Value(std::string("tanh")))}, 1, "n1")[0]});
+  f.finalize();
+  CHECK(f.executed_nodes(Mode::Fused) == 1);
+  const auto fused = values(f.run({Value(x)}, Mode::Fused)[0].tensor());
+  for (size_t i = 0; i < xs.size(); ++i) CHECK(fused[i] == Approx(got[i]).margin(1e-6));
+}
+
+TEST_CASE("jit graph: arguments an op would not honour are rejected at finalize, with the value", "[jit]") {
+  auto rejects = [](Graph g, const std::string& what) {
+    try {
+      g.finalize();
+      FAIL("expected UnsupportedOperator for " + what);
+    } catch (const torchtpu::UnsupportedOperator& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("with arguments torchtpu does not compute as torch does") &&
+                                            Catch::Contains(what));
+    }
+  };
+  rejects(one_node("aten::dropout", {Value(0.1), Value(true)}), "aten::dropout x1, first at node 0 (m.py:1): train=True, p=0.1");
+  rejects(one_node("aten::alpha_dropout", {Value(0.2), Value(true)}), "train=True, p=0.2");
+  rejects(one_node("aten::gelu", {Value(std::string("sigmoid"))}), "aten::gelu x1, first at node 0 (m.py:1): approximate='sigmoid'");
+  rejects(one_node("aten::softmax", {Value(int64_t(-1)), Value(int64_t(7))}), "aten::softmax x1, first at node 0 (m.py:1): dtype=torch.float64");
+  rejects(one_node("aten::log_softmax", {Value(int64_t(-1)), Value(int64_t(5))}), "dtype=torch.float16");
+  rejects(one_node("aten::mean", {Value(std::vector<int64_t>{0}), Value(false), Value(int64_t(7))}), "aten::mean x1, first at node 0 (m.py:1): dtype=torch.float64");
+  rejects(one_node("aten::sum", {Value(int64_t(4))}), "aten::sum x1, first at node 0 (m.py:1): dtype=torch.int64");
+  rejects(one_node("aten::batch_norm", {Value(), Value(), Value(), Value(), Value(true), Value(0.1), Value(1e-5), Value(true)}),
+          "aten::batch_norm x1, first at node 0 (m.py:1): training=True");
+  // Exact cases load: eval-mode or p=0 dropout (Swin keeps dropout(x, 0.0, train=True)), float32 dtypes.
+  for (Graph g : {one_node("aten::dropout", {Value(0.0), Value(true)}), one_node("aten::dropout", {Value(0.5), Value(false)}),
+                  one_node("aten::softmax", {Value(int64_t(-1)), Value(int64_t(6))}),
+                  one_node("aten::softmax", {Value(int64_t(-1)), Value()}), one_node("aten::sum", {Value()}),
+                  one_node("aten::mean", {Value(int64_t(6))})}) {
+    CHECK_NOTHROW(g.finalize());
+    const auto y = g.run({Value(t({1, 2, 3, 4}, Dims{2, 2}))})[0].tensor();
+    CHECK(y.numel() >= 1);
+  }
+  // mean(x, dtype=float32), the 2-argument form, reduces every dim
+  Graph m = one_node("aten::mean", {Value(int64_t(6))});
+  m.finalize();
+  CHECK(values(m.run({Value(t({1, 2, 3, 6}, Dims{2, 2}))})[0].tensor()) == std::vector<float>{3});
 }

@@ -94,3 +94,18 @@ TEST_CASE("jit lower: shape arithmetic folds on the host; missing lowerings are 
   CHECK_THROWS_WITH(torchtpu::jit::DeviceProgram(u, {Dims{3}}, emulator()),
                     Catch::Contains("aten::erf x1, first at node 0 (a.py:1)"));
 }
+
+TEST_CASE("jit lower: gelu approximate='tanh' lowers to torch's tanh form, not the erf form", "[jit][pjrt]") {
+  const FloatTensor in = torchtpu::mul(torchtpu::arange<float>(-40, 40).reshape(Dims{8, 10}), 0.1f);
+  for (const char* form : {"tanh", "none"}) {
+    INFO(form);
+    Graph g;
+    const int x = g.add_input("x");
+    g.set_outputs({g.add_node("aten::gelu", {x, g.add_constant(Value(std::string(form)))}, 1, "n0")[0]});
+    g.finalize();
+    const FloatTensor want = g.run({Value(in)})[0].tensor();
+    torchtpu::jit::DeviceProgram p(g, {in.sizes()}, emulator());
+    CHECK(p.program().find(std::string(form) == "tanh" ? "stablehlo.tanh" : "erf") != std::string::npos);
+    CHECK(max_rel(p.run({in})[0], want) < 1e-6);
+  }
+}

@@ -4,6 +4,8 @@
 // (../shared/MODEL-OPS.md).
 #pragma once
 #include <cmath>    // std::floor, std::fmod, std::pow
+#include <functional>  // std::function
+#include <span>     // std::span
 #include <string>   // std::string
 #include <vector>   // std::vector
 
@@ -226,6 +228,54 @@ inline void unpack(OpContext& ctx, const char* name) {
   }
 }
 
+/// An argument for load-time check messages: `0.5`, `True`, `'tanh'`, `None`, `[1, 2]`, or
+/// `<computed at run time>` (null).
+inline std::string show(const Value* v) {
+  if (!v) return "<computed at run time>";
+  switch (v->kind()) {
+    case Value::Kind::None: return "None";
+    case Value::Kind::Bool: return v->to_bool() ? "True" : "False";
+    case Value::Kind::Int: return std::to_string(v->to_int());
+    case Value::Kind::Double: {
+      std::string t = std::to_string(v->to_double());
+      while (t.size() > 3 && t.back() == '0' && t[t.size() - 2] != '.') t.pop_back();
+      return t;
+    }
+    case Value::Kind::String: return "'" + v->str() + "'";
+    case Value::Kind::IntList: return kernels::list_str(v->to_ints());
+    default: return std::string("<") + Value::kind_name(v->kind()) + ">";
+  }
+}
+
+/// torch's ScalarType code as Python writes it (`torch.float64`).
+inline std::string torch_dtype(int64_t code) {
+  static const char* const names[] = {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+                                      "complex32", "complex64", "complex128", "bool", "qint8", "quint8", "qint32",
+                                      "bfloat16"};
+  return code >= 0 && code < 16 ? std::string("torch.") + names[code] : "dtype code " + std::to_string(code);
+}
+
+/// "" when argument `i` (a `ScalarType? dtype`) is absent, None or float32 (what the runtime
+/// computes in); else the rejection reason.
+inline std::string check_dtype(std::span<const Value* const> in, size_t i) {
+  if (i >= in.size() || (in[i] && in[i]->is_none())) return "";
+  if (in[i] && in[i]->is_int() && in[i]->to_int() == 6) return "";  // torch.float32
+  return "dtype=" + (in[i] && in[i]->is_int() ? torch_dtype(in[i]->to_int()) : show(in[i])) +
+         " (torchtpu computes in float32 only; the result would differ from torch's)";
+}
+
+/// `dropout(x, p, train)` and its variants: exact (the identity) only for train=False or p=0.
+inline std::string check_dropout(std::span<const Value* const> in) {
+  if (in.size() < 3) return "";
+  const Value* p = in[1];
+  const Value* train = in[2];
+  if (train && train->is_bool() && !train->to_bool()) return "";
+  if (p && p->is_scalar() && p->to_double() == 0.0) return "";
+  return "train=" + show(train) + ", p=" + show(p) +
+         ": dropout is active, as in a module traced in training mode; torchtpu does not compute random "
+         "dropout. Trace the model in eval mode: torch.jit.freeze(torch.jit.trace(model.eval(), example))";
+}
+
 /// One `nn.TransformerEncoderLayer` (torch 1.13's aten::_transformer_encoder_layer_fwd).
 inline FloatTensor encoder_layer(OpContext& ctx) {
   const char* n = "aten::_transformer_encoder_layer_fwd";
@@ -410,9 +460,9 @@ inline void register_builtin_ops(Registry& r) {
     const char* n = "aten::adaptive_avg_pool2d";
     c.out[0] = Value(kernels::adaptive_avg_pool2d(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n)));
   });
-  auto reduce_dims = [](OpContext& c, const char* n) {
+  auto reduce_dims = [](OpContext& c, const char* n) {  // mean(x, dtype) / mean(x, dim, keepdim, dtype)
     Dims d;
-    if (c.in.size() > 1 && !c.in[1]->is_none()) d = c.in[1]->to_dims(n);
+    if (c.in.size() > 2 && !c.in[1]->is_none()) d = c.in[1]->to_dims(n);
     return d;
   };
   def("aten::mean", [reduce_dims](OpContext& c) {
@@ -547,10 +597,11 @@ inline void register_builtin_ops(Registry& r) {
   act("aten::relu6", [](std::span<const Value* const>) { return Epilogue{K::Clamp, 0.0, 6.0}; }, false);
   act("aten::hardtanh", hardtanh_epilogue, false);
   act("aten::hardtanh_", hardtanh_epilogue, true);
-  auto gelu_ep = [](std::span<const Value* const> in) {
-    if (in.size() > 1 && !in[1]->is_none() && in[1]->str("aten::gelu") != "none")
-      throw ValueError("aten::gelu: only approximate='none' is supported, got '" + in[1]->str() + "'");
-    return fixed(K::Gelu);
+  auto gelu_ep = [](std::span<const Value* const> in) {  // approximate: 'none' (erf form) or 'tanh'
+    const std::string a = in.size() > 1 && !in[1]->is_none() ? in[1]->str("aten::gelu") : "none";
+    if (a != "none" && a != "tanh")
+      throw ValueError("aten::gelu: approximate must be 'none' or 'tanh', got '" + a + "'");
+    return fixed(a == "tanh" ? K::GeluTanh : K::Gelu);
   };
   act("aten::gelu", gelu_ep, false);
   act("aten::gelu_", gelu_ep, true);
@@ -579,6 +630,52 @@ inline void register_builtin_ops(Registry& r) {
   });
   def("aten::erf", [](OpContext& c) {
     c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::erf(c.arg(0, "aten::erf").tensor("aten::erf"))));
+  });
+
+  // ---- load-time argument checks (OpDef::check): every argument the kernels or the lowering
+  // would ignore or compute differently is either honoured or rejected here, before anything runs.
+  using Check = std::function<std::string(std::span<const Value* const>)>;
+  auto check = [&r](const char* name, Check fn) {
+    OpDef d = *r.find(name);
+    d.check = std::move(fn);
+    r.add(std::move(d));
+  };
+  for (const char* n : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout"})
+    check(n, check_dropout);
+  for (const char* n : {"aten::gelu", "aten::gelu_"})
+    check(n, [](std::span<const Value* const> in) -> std::string {
+      if (in.size() < 2 || (in[1] && in[1]->is_none())) return "";
+      if (in[1] && in[1]->kind() == Value::Kind::String && (in[1]->str() == "none" || in[1]->str() == "tanh")) return "";
+      return "approximate=" + show(in[1]) + " (torch knows 'none' and 'tanh')";
+    });
+  for (const char* n : {"aten::softmax", "aten::log_softmax"})
+    check(n, [](std::span<const Value* const> in) { return check_dtype(in, 2); });
+  for (const char* n : {"aten::mean", "aten::sum"})
+    check(n, [](std::span<const Value* const> in) { return check_dtype(in, in.size() == 2 ? 1 : 3); });
+  check("aten::batch_norm", [](std::span<const Value* const> in) -> std::string {
+    if (in.size() > 5 && !(in[5] && in[5]->is_bool() && !in[5]->to_bool()))
+      return "training=" + show(in[5]) + ": batch statistics, as in a module traced in training mode; trace the "
+             "model in eval mode (model.eval())";
+    return "";
+  });
+  check("aten::_convolution", [](std::span<const Value* const> in) -> std::string {
+    if (in.size() > 6 && !(in[6] && in[6]->is_bool() && !in[6]->to_bool()))
+      return "transposed=" + show(in[6]) + " (transposed convolutions are not supported)";
+    return "";
+  });
+  check("aten::conv2d", [](std::span<const Value* const> in) -> std::string {
+    if (in.size() > 4 && in[4] && in[4]->kind() == Value::Kind::String)
+      return "padding=" + show(in[4]) + " (string padding is not supported; trace with integer padding)";
+    return "";
+  });
+  check("aten::_native_multi_head_attention", [](std::span<const Value* const> in) -> std::string {
+    if (in.size() > 9 && !(in[9] && in[9]->is_none())) return "mask=" + show(in[9]) + " (attention masks are not supported)";
+    return "";
+  });
+  check("aten::_transformer_encoder_layer_fwd", [](std::span<const Value* const> in) -> std::string {
+    if (in.size() > 18 && !(in[18] && in[18]->is_none()))
+      return "mask=" + show(in[18]) + " (attention masks are not supported)";
+    return "";
   });
 }
 

@@ -58,7 +58,10 @@ class Graph {
     n.location = std::move(location);
     if (!n.op) {
       auto& m = missing_[kind];
-      if (m.count++ == 0) m.first = n.location;
+      if (m.count++ == 0) {
+        m.first = n.location;
+        m.why = hint(kind);
+      }
     }
     nodes_.push_back(std::move(n));
     return nodes_.back().outputs;
@@ -73,15 +76,45 @@ class Graph {
   /// Sets the value slots the graph returns.
   void set_outputs(std::vector<int> outs) { outputs_ = std::move(outs); }
 
-  /// Checks every node has an op and plans both execution orders.
-  /// **Errors:** UnsupportedOperator listing each missing kind with its count and first location.
+  /// Checks every node has an op whose arguments it honours (OpDef::check), and plans both
+  /// execution orders.
+  /// **Errors:** UnsupportedOperator listing each missing kind, and each kind called with
+  /// arguments it would not compute as torch does (the argument, its value and why), with its
+  /// count and first location.
   void finalize() {
-    if (!missing_.empty()) {
-      std::string msg = "the model uses " + std::to_string(missing_.size()) +
-                        " operator kind(s) torchtpu does not support (add them with torchtpu::register_op):";
-      for (const auto& [k, m] : missing_) {
-        msg += "\n  " + k + " x" + std::to_string(m.count) + ", first at " + m.first;
-        if (!m.why.empty()) msg += " (" + m.why + ")";
+    std::map<std::string, Missing> rejected;
+    for (const Node& n : nodes_) {
+      if (!n.op || !n.op->check) continue;
+      std::vector<const Value*> args;
+      for (int s : n.inputs) args.push_back(is_constant_[size_t(s)] ? &slots_[size_t(s)] : nullptr);
+      std::string why;
+      try {
+        why = n.op->check(args);
+      } catch (const Error& e) {
+        why = std::string("unexpected argument kinds: ") + e.what();
+      }
+      if (why.empty()) continue;
+      auto& m = rejected[n.kind];
+      if (m.count++ == 0) {
+        m.first = n.location;
+        m.why = why;
+      }
+    }
+    if (!missing_.empty() || !rejected.empty()) {
+      std::string msg;
+      if (!missing_.empty()) {
+        msg = "the model uses " + std::to_string(missing_.size()) +
+              " operator kind(s) torchtpu does not support (add them with torchtpu::register_op):";
+        for (const auto& [k, m] : missing_) {
+          msg += "\n  " + k + " x" + std::to_string(m.count) + ", first at " + m.first;
+          if (!m.why.empty()) msg += " (" + m.why + ")";
+        }
+      }
+      if (!rejected.empty()) {
+        msg += std::string(msg.empty() ? "" : "\n") + "the model calls " + std::to_string(rejected.size()) +
+               " operator kind(s) with arguments torchtpu does not compute as torch does:";
+        for (const auto& [k, m] : rejected)
+          msg += "\n  " + k + " x" + std::to_string(m.count) + ", first at " + m.first + ": " + m.why;
       }
       throw UnsupportedOperator(msg);
     }
@@ -159,6 +192,17 @@ class Graph {
     slots_.push_back(std::move(v));
     is_constant_.push_back(false);
     return int(slots_.size()) - 1;
+  }
+
+  /// Why an unknown kind is likely there: random ops come from a module traced in training mode.
+  static std::string hint(const std::string& kind) {
+    for (const char* r : {"aten::bernoulli", "aten::bernoulli_", "aten::native_dropout", "aten::feature_alpha_dropout",
+                          "aten::rand", "aten::rand_like", "aten::randn", "aten::randn_like", "aten::randint",
+                          "aten::randint_like", "aten::normal", "aten::normal_", "aten::uniform_", "aten::multinomial",
+                          "aten::randperm", "aten::rrelu", "aten::rrelu_with_noise"})
+      if (kind == r)
+        return "random sampling, e.g. dropout in a module traced in training mode; trace the model after model.eval()";
+    return "";
   }
 
   static std::string context(const Node& n) { return "forward: " + n.kind + " at " + n.location + ": "; }

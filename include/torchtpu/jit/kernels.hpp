@@ -31,6 +31,7 @@ void with_epilogue(const Epilogue& ep, const E& e, F&& f) {
     case K::Silu: f(torchtpu::silu(e)); return;
     case K::Sigmoid: f(torchtpu::sigmoid(e)); return;
     case K::Gelu: f(torchtpu::gelu(e)); return;
+    case K::GeluTanh: f(torchtpu::gelu(e, "tanh")); return;
     case K::Hardswish: f(torchtpu::hardswish(e)); return;
     case K::Hardsigmoid: f(torchtpu::hardsigmoid(e)); return;
     case K::Tanh: f(torchtpu::tanh(e)); return;

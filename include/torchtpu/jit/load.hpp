@@ -15,6 +15,7 @@
 
 #include "../core/errors.hpp"     // ValueError, TypeError, UnsupportedOperator
 #include "../core/factories.hpp"  // from_blob
+#include "archive.hpp"            // inspect_archive, ArchiveInfo
 #include "graph.hpp"              // Graph
 #include "registry.hpp"           // Mode
 
@@ -44,6 +45,18 @@ inline at::Tensor to_torch_float(const FloatTensor& t) {
   std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end()), strides(t.strides().begin(), t.strides().end());
   auto keep = std::make_shared<FloatTensor>(t);
   return torch::from_blob(t.data_ptr(), sizes, strides, [keep](void*) {}, torch::TensorOptions().dtype(at::kFloat));
+}
+
+/// libtorch's whole message of `e`: c10::Error's without the backtrace that `what()` appends
+/// (the old first-line cut kept nothing of torch::jit::ErrorReport, whose `what()` starts with
+/// a newline), surrounding white space trimmed.
+inline std::string libtorch_message(const std::exception& e) {
+  const auto* c10e = dynamic_cast<const c10::Error*>(&e);
+  std::string msg = c10e ? c10e->what_without_backtrace() : e.what();
+  const size_t a = msg.find_first_not_of(" \t\r\n");
+  if (a == std::string::npos) return "(no message)";
+  const size_t b = msg.find_last_not_of(" \t\r\n");
+  return msg.substr(a, b - a + 1);
 }
 
 /// `node 12 (file.py:30)` for error messages.
@@ -145,22 +158,32 @@ class Module {
 /// Loads a TorchScript file (traced, ideally frozen; frozen here if not) and builds its
 /// run-time graph.
 ///
-/// **Errors:** ValueError for a missing file or one that is not a TorchScript module (the
-/// libtorch message is kept), or a module without `forward`; UnsupportedOperator listing
-/// every node kind the registry lacks — and control flow (`prim::If`, `prim::Loop`) —
-/// with its count and first graph location, before anything runs.
+/// **Errors:** ValueError for a missing file; for one that is not a TorchScript module, saying
+/// what it is (state dict, pickled module, torch.save archive, legacy pickle, zip of another
+/// kind, not a zip; inspect_archive), how to make a loadable one (trace + freeze + save), and
+/// libtorch's whole message; for a damaged file (a zip entry failing its CRC-32 check, which
+/// libtorch does not test); for a module without `forward`. UnsupportedOperator listing every
+/// node kind the registry lacks, control flow (`prim::If`, `prim::Loop`), and every node whose
+/// arguments torchtpu would not honour (OpDef::check: dropout in training mode, a softmax
+/// dtype, ...), with its count and first graph location, before anything runs.
 inline Module load(const std::string& path) {
   if (!std::filesystem::exists(path)) throw ValueError("torchtpu::jit::load: cannot open '" + path + "': no such file");
+  const ArchiveInfo info = inspect_archive(path);
   Module m;
   m.s_->path = path;
   try {
     m.s_->module = torch::jit::load(path);
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    const auto nl = msg.find('\n');
-    if (nl != std::string::npos) msg.resize(nl);
-    throw ValueError("torchtpu::jit::load: '" + path + "' is not a TorchScript module (libtorch: " + msg + ")");
+    const std::string lib = " (libtorch: " + detail::libtorch_message(e) + ")";
+    if (info.kind == ArchiveInfo::Kind::TorchScript)
+      throw ValueError("torchtpu::jit::load: '" + path + "' is a TorchScript archive that libtorch cannot read" +
+                       (info.damage.empty() ? "" : ": it is damaged, " + info.damage) + "; " + info.fix + lib);
+    throw ValueError("torchtpu::jit::load: '" + path + "' is not a TorchScript module: it is " + info.what +
+                     (info.damage.empty() ? "" : " (damaged: " + info.damage + ")") + "; " + info.fix + lib);
   }
+  if (!info.damage.empty())  // libtorch does not check CRCs: altered weights or code would load silently
+    throw ValueError("torchtpu::jit::load: '" + path + "' is damaged: " + info.damage +
+                     " (libtorch read it without noticing; save or download it again)");
   auto& tm = m.s_->module;
   if (!tm.find_method("forward")) throw ValueError("torchtpu::jit::load: '" + path + "' has no forward method");
   tm.eval();
@@ -174,10 +197,8 @@ inline Module load(const std::string& path) {
       tm = torch::jit::freeze(tm);
       m.s_->froze = true;
     } catch (const std::exception& e) {
-      std::string msg = e.what();
-      const auto nl = msg.find('\n');
-      if (nl != std::string::npos) msg.resize(nl);
-      throw ValueError("torchtpu::jit::load: '" + path + "' could not be frozen (libtorch: " + msg + ")");
+      throw ValueError("torchtpu::jit::load: '" + path + "' could not be frozen (libtorch: " +
+                       detail::libtorch_message(e) + ")");
     }
   }
   std::shared_ptr<torch::jit::Graph> g = tm.get_method("forward").graph()->copy();

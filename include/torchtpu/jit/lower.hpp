@@ -123,6 +123,11 @@ inline sh::Value act(sh::Builder& b, Epilogue ep, const sh::Value& x) {
     case K::Gelu:  // 0.5 x (1 + erf(x / sqrt 2))
       return b.multiply(b.multiply(splat(b, 0.5, d), x),
                         b.add(splat(b, 1, d), b.erf(b.multiply(x, splat(b, 1.0 / std::sqrt(2.0), d)))));
+    case K::GeluTanh: {  // torch's approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const sh::Value inner = b.multiply(splat(b, std::sqrt(2.0 / 3.14159265358979323846), d),
+                                         b.add(x, b.multiply(splat(b, 0.044715, d), b.multiply(x, b.multiply(x, x)))));
+      return b.multiply(b.multiply(splat(b, 0.5, d), x), b.add(splat(b, 1, d), b.tanh(inner)));
+    }
     case K::Hardsigmoid:
       return b.divide(b.minimum(b.maximum(b.add(x, splat(b, 3, d)), splat(b, 0, d)), splat(b, 6, d)), splat(b, 6, d));
     case K::Hardswish: return b.multiply(x, act(b, Epilogue{K::Hardsigmoid}, x));
@@ -200,14 +205,20 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     for (const char* n : {"aten::tanh", "aten::tanh_"}) r[n] = unary_act(Epilogue::Kind::Tanh);
     for (const char* n : {"aten::hardswish", "aten::hardswish_"}) r[n] = unary_act(Epilogue::Kind::Hardswish);
     for (const char* n : {"aten::hardsigmoid", "aten::hardsigmoid_"}) r[n] = unary_act(Epilogue::Kind::Hardsigmoid);
-    for (const char* n : {"aten::gelu", "aten::gelu_"}) r[n] = unary_act(Epilogue::Kind::Gelu);
+    for (const char* n : {"aten::gelu", "aten::gelu_"})
+      r[n] = [](LowerContext& c) {  // approximate: 'none' (erf) or 'tanh'; others are rejected at load
+        const bool tanh_form = c.in.size() > 1 && !c.host(1, "gelu").is_none() && c.host(1, "gelu").str() == "tanh";
+        c.out[0] = LValue::of(act(c.b, Epilogue{tanh_form ? Epilogue::Kind::GeluTanh : Epilogue::Kind::Gelu, 0, 0}, c.dev(0)));
+      };
     for (const char* n : {"aten::hardtanh", "aten::hardtanh_"})
       r[n] = [](LowerContext& c) {
         const double lo = c.in.size() > 1 ? c.host(1, "hardtanh").to_double() : -1.0;
         const double hi = c.in.size() > 2 ? c.host(2, "hardtanh").to_double() : 1.0;
         c.out[0] = LValue::of(act(c.b, Epilogue{Epilogue::Kind::Clamp, lo, hi}, c.dev(0)));
       };
-    for (const char* n : {"aten::dropout", "aten::contiguous", "aten::detach", "aten::clone"})
+    // dropout: the identity, which OpDef::check (builtin_ops.hpp) allows only for train=False or p=0
+    for (const char* n : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
+                          "aten::contiguous", "aten::detach", "aten::clone"})
       r[n] = [](LowerContext& c) { c.out[0] = LValue::of(c.dev(0)); };
     struct B { const char* name; const char* op; bool alpha, reverse; };
     for (B bb : {B{"aten::add", "add", true, false}, B{"aten::add_", "add", true, false},
@@ -247,6 +258,9 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         return v;
       };
       if (c.host(6, n).to_bool()) throw ValueError("lowering: transposed convolution");
+      if (x.dims.size() != 4 || w.dims.size() != 4)  // the cpu kernel also takes unbatched [C, H, W]
+        throw ValueError("lowering aten::_convolution: only batched 2-D convolutions ([N, C, H, W]) are lowered, "
+                         "got input " + sh::shape_str(x.dims));
       sh::ConvOptions o;
       o.window_strides = two(3, "stride");
       const auto p = two(4, "padding");
@@ -295,6 +309,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     r["aten::chunk"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
       const int64_t chunks = c.host(1, "chunk").to_int();
+      if (chunks <= 0) throw ValueError("lowering aten::chunk: chunks must be positive, got " + std::to_string(chunks));
       const size_t d = size_t(wrap(c.host(2, "chunk").to_int(), x.dims.size()));
       const int64_t n = x.dims[d], step = (n + chunks - 1) / chunks;
       LValue l;
@@ -338,7 +353,11 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     };
     r["aten::mean"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
-      std::vector<int64_t> dims = c.host(1, "mean").to_ints();
+      // mean(x, dtype) has 2 arguments; mean(x, dim, keepdim, dtype) 4; None or [] means every dim
+      std::vector<int64_t> dims;
+      if (c.in.size() > 2 && !c.host(1, "mean").is_none()) dims = c.host(1, "mean").to_ints();
+      if (dims.empty())
+        for (size_t i = 0; i < x.dims.size(); ++i) dims.push_back(int64_t(i));
       int64_t count = 1;
       for (auto& d : dims) {
         d = wrap(d, x.dims.size());
@@ -377,6 +396,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         if (v.size() == 1) v.push_back(v[0]);
         return v;
       };
+      if (x.dims.size() != 4)
+        throw ValueError("lowering max_pool2d: only [N, C, H, W] inputs are lowered, got " + sh::shape_str(x.dims));
       const auto k = two(1);
       auto s = c.host(2, "max_pool2d").to_ints().empty() ? k : two(2);
       const auto p = two(3), d = two(4);
@@ -387,6 +408,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     };
     r["aten::adaptive_avg_pool2d"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
+      if (x.dims.size() != 4)
+        throw ValueError("lowering adaptive_avg_pool2d: only [N, C, H, W] inputs are lowered, got " + sh::shape_str(x.dims));
       auto o = c.host(1, "adaptive_avg_pool2d").to_ints();
       if (o.size() == 1) o.push_back(o[0]);
       const int64_t H = x.dims[2], W = x.dims[3];

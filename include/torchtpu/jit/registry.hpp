@@ -19,8 +19,9 @@ namespace torchtpu::jit {
 /// An elementwise activation fused into the op that produces its input (the matmul/conv
 /// epilogue, or one pass of an elementwise op). `lo`/`hi` are hardtanh's bounds.
 struct Epilogue {
-  /// The activation fused after the op (None: no epilogue).
-  enum class Kind { None, Relu, Clamp, Silu, Sigmoid, Gelu, Hardswish, Hardsigmoid, Tanh };
+  /// The activation fused after the op (None: no epilogue). Gelu is the erf form, GeluTanh
+  /// torch's `approximate='tanh'`.
+  enum class Kind { None, Relu, Clamp, Silu, Sigmoid, Gelu, GeluTanh, Hardswish, Hardsigmoid, Tanh };
   /// Which activation.
   Kind kind = Kind::None;
   ///@{
@@ -77,6 +78,11 @@ struct OpDef {
   /// Writes into its first input (`relu_`, `add_`): never fused into a producer that is read
   /// elsewhere.
   bool in_place = false;
+  /// Load-time argument check, run by Graph::finalize before anything runs: sees the node's
+  /// inputs (the constant value, or null for a value computed at run time) and returns "" when
+  /// the kernel and the lowering compute what torch computes for them; otherwise the argument,
+  /// its value and why (`train=True, p=0.5: ...`), and the graph is rejected with the op's name.
+  std::function<std::string(std::span<const Value* const>)> check;
 };
 
 /// The registry: node kind → OpDef. Thread-safe for registration; look-ups happen when a

@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""Writes the jit tests' generated fixtures into OUTDIR (run by Meson into the build dir, with
+Debian's torch 1.13: /usr/bin/python3 tests/jit/make_fixtures.py OUTDIR). Nothing here is
+committed.
+
+  gelu_tanh.pt            traced + frozen Linear(8, 16) -> gelu(approximate='tanh') -> Linear(16, 4)
+                          -> gelu(approximate='tanh'); gelu_tanh.{input,output}.npy hold an
+                          input and torch's output
+  dropout_train.pt        Linear -> Dropout(0.5) -> Linear traced in training mode (dropout
+                          active: aten::dropout(train=True)), then .eval() and frozen
+  feature_dropout_train.pt  the same with Dropout2d (aten::feature_dropout) after a Conv2d
+  dropout_p0_train.pt     Dropout(0.0) traced in training mode (as Swin keeps it): exact, loads;
+                          dropout_p0_train.{input,output}.npy
+  softmax_f64.pt          softmax(x, -1, dtype=torch.float64).float(): a dtype argument
+  state_dict.pt           torch.save(model.state_dict())
+  pickled_module.pt       torch.save(model) (a pickled nn.Module)
+  saved_tensor.pt         torch.save(tensor)
+  legacy_pickle.pt        torch.save(model.state_dict(), _use_new_zipfile_serialization=False)
+  other.zip               a zip archive that is not from torch (zipfile)
+  flipped.pt              gelu_tanh.pt with one byte of its deflated code flipped (libtorch's error
+                          is a torch::jit::ErrorReport, whose message starts with a newline)
+  bad_code.pt             gelu_tanh.pt rewritten with its code calling torch.gelx
+  weights_flipped.pt      gelu_tanh.pt with one bit of a weight flipped (libtorch loads it)
+  cd_flipped.pt           gelu_tanh.pt with its last central-directory file name garbled
+  not_zip.bin             plain text
+"""
+import io
+import os
+import sys
+import zipfile
+
+import numpy as np
+import torch
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+torch.manual_seed(0)
+
+
+class GeluTanh(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 16)
+        self.b = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.b(torch.nn.functional.gelu(self.a(x), approximate="tanh")),
+                                        approximate="tanh")
+
+
+class DropoutNet(torch.nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 16)
+        self.d = torch.nn.Dropout(p)
+        self.b = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.b(self.d(torch.relu(self.a(x))))
+
+
+class FeatureDropoutNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(3, 4, 3)
+        self.d = torch.nn.Dropout2d(0.25)
+
+    def forward(self, x):
+        return self.d(self.c(x))
+
+
+class SoftmaxF64(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x * 3.0, -1, dtype=torch.float64).float()
+
+
+def save_io(name, model, x):
+    np.save(os.path.join(out, name + ".input.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(out, name + ".output.npy"), model(x).detach().numpy().astype(np.float32))
+
+
+x = torch.randn(5, 8) * 2.0
+with torch.no_grad():
+    g = GeluTanh().eval()
+    torch.jit.freeze(torch.jit.trace(g, x)).save(os.path.join(out, "gelu_tanh.pt"))
+    save_io("gelu_tanh", g, x)
+
+    d = DropoutNet(0.5).train()
+    t = torch.jit.trace(d, x, check_trace=False)  # random in training mode: the check would fail
+    torch.jit.freeze(t.eval()).save(os.path.join(out, "dropout_train.pt"))
+
+    f = FeatureDropoutNet().train()
+    t = torch.jit.trace(f, torch.randn(1, 3, 6, 6), check_trace=False)
+    torch.jit.freeze(t.eval()).save(os.path.join(out, "feature_dropout_train.pt"))
+
+    z = DropoutNet(0.0).train()
+    t = torch.jit.trace(z, x)
+    torch.jit.freeze(t.eval()).save(os.path.join(out, "dropout_p0_train.pt"))
+    save_io("dropout_p0_train", z.eval(), x)
+
+    s = SoftmaxF64().eval()
+    torch.jit.freeze(torch.jit.trace(s, x)).save(os.path.join(out, "softmax_f64.pt"))
+
+torch.save(g.state_dict(), os.path.join(out, "state_dict.pt"))
+torch.save(g, os.path.join(out, "pickled_module.pt"))
+torch.save(torch.arange(6.0), os.path.join(out, "saved_tensor.pt"))
+torch.save(g.state_dict(), os.path.join(out, "legacy_pickle.pt"), _use_new_zipfile_serialization=False)
+with zipfile.ZipFile(os.path.join(out, "other.zip"), "w") as z:
+    z.writestr("readme.txt", "not a model\n")
+    z.writestr("weights/w0.bin", b"\0" * 16)
+
+
+# Damaged copies of gelu_tanh.pt, as a bad download or disk would leave them (CRCs not fixed up).
+raw = open(os.path.join(out, "gelu_tanh.pt"), "rb").read()
+
+
+def data_range(name):
+    with zipfile.ZipFile(os.path.join(out, "gelu_tanh.pt")) as z:
+        e = z.getinfo(name)
+    hdr = raw[e.header_offset:e.header_offset + 30]
+    start = e.header_offset + 30 + int.from_bytes(hdr[26:28], "little") + int.from_bytes(hdr[28:30], "little")
+    return start, start + e.compress_size
+
+
+# One byte of the (deflated) code flipped, chosen so that libtorch's error is a
+# torch::jit::ErrorReport, whose message starts with a newline (it once came out as "(libtorch: )").
+code = [n for n in zipfile.ZipFile(os.path.join(out, "gelu_tanh.pt")).namelist() if n.endswith(".py")][0]
+lo, hi = data_range(code)
+probe = os.path.join(out, "probe.pt")
+for k in range(lo, hi):
+    b = bytearray(raw)
+    b[k] ^= 0xFF
+    open(probe, "wb").write(bytes(b))
+    try:
+        torch.jit.load(probe)
+    except Exception as e:  # noqa: BLE001 (any libtorch error)
+        if str(e).startswith("\n"):
+            os.replace(probe, os.path.join(out, "flipped.pt"))
+            break
+else:
+    sys.exit("no byte flip in %s gives an ErrorReport" % code)
+if os.path.exists(probe):
+    os.remove(probe)
+# The code changed from gelu to gelx and the archive rewritten (CRCs consistent): libtorch's
+# ErrorReport names the unknown op.
+with zipfile.ZipFile(os.path.join(out, "gelu_tanh.pt")) as src, \
+        zipfile.ZipFile(os.path.join(out, "bad_code.pt"), "w", zipfile.ZIP_STORED) as dst:
+    for e in src.infolist():
+        d = src.read(e.filename)
+        if e.filename == code:
+            d = d.replace(b"torch.gelu(_0", b"torch.gelx(_0", 1)
+        dst.writestr(e.filename, d)
+start, _ = data_range("gelu_tanh/constants/0")  # one bit of a weight: libtorch loads it
+weights = bytearray(raw)
+weights[start + 17] ^= 0x40
+open(os.path.join(out, "weights_flipped.pt"), "wb").write(bytes(weights))
+cd = bytearray(raw)  # the central directory's last file name: libtorch misses the version record
+last = cd.rfind(b"PK\x01\x02")
+for k in range(last + 46, last + 52):
+    cd[k] ^= 0xFF
+open(os.path.join(out, "cd_flipped.pt"), "wb").write(bytes(cd))
+open(os.path.join(out, "not_zip.bin"), "w").write("this is not a zip archive, nor TorchScript\n")
+print("wrote", sorted(os.listdir(out)))

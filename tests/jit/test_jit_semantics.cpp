@@ -1,0 +1,162 @@
+// tests/jit/test_jit_semantics.cpp — an imported op computes what torch computes, on the cpu and
+// on the TPU emulator, or the model is rejected at load with the op, the argument and its value
+// (gelu approximate='tanh', dropout traced in training mode, a softmax dtype); and load errors
+// say what a file that is not TorchScript is, how to make a loadable one, and keep libtorch's
+// whole message. Fixtures: tests/jit/make_fixtures.py, generated into the build dir.
+#include <algorithm>  // std::max
+#include <cmath>      // std::abs, std::erf, std::tanh
+#include <numbers>    // std::numbers::pi
+#include <string>     // std::string
+#include <vector>     // std::vector
+
+#include <torchtpu/io/npy.hpp>     // read_npy
+#include <torchtpu/jit/load.hpp>   // torchtpu::jit::load
+#include <torchtpu/jit/lower.hpp>  // DeviceProgram
+
+// libtorch's headers bring glog's CHECK, which aborts instead of reporting; Catch's replaces it.
+#undef CHECK
+#include <catch2/catch.hpp>  // TEST_CASE, CHECK_THROWS_WITH, Catch::Contains
+
+namespace {
+
+using torchtpu::jit::FloatTensor;
+using torchtpu::jit::Mode;
+using Catch::Contains;
+
+const std::string fx = TORCHTPU_JIT_FIXTURES;
+
+FloatTensor npy(const std::string& path) {
+  const torchtpu::NpyArray a = torchtpu::read_npy(path);
+  torchtpu::Dims s;
+  for (int64_t d : a.shape) s.push_back(d);
+  return torchtpu::from_data(a.values<float>().data(), s);
+}
+
+double max_abs(const FloatTensor& a, const FloatTensor& b) {
+  REQUIRE(a.sizes() == b.sizes());
+  const FloatTensor ac = a.contiguous(), bc = b.contiguous();
+  double m = 0;
+  for (int64_t i = 0; i < ac.numel(); ++i) m = std::max(m, double(std::abs(ac.data_ptr()[i] - bc.data_ptr()[i])));
+  return m;
+}
+
+FloatTensor on_emulator(const torchtpu::jit::Module& m, const FloatTensor& x) {
+  torchtpu::jit::DeviceProgram p(m.graph(), {x.sizes()}, torchtpu::pjrt::Client::get("tpu"));
+  return p.run({x})[0];
+}
+
+/// The message `load(path)` throws (as ValueError), or "" when it loads.
+std::string load_error(const std::string& path) {
+  try {
+    (void)torchtpu::jit::load(path);
+  } catch (const torchtpu::ValueError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("jit semantics: gelu approximate='tanh' matches torch on the cpu (every mode) and the TPU emulator",
+          "[jit][pjrt]") {
+  const auto m = torchtpu::jit::load(fx + "/gelu_tanh.pt");
+  const FloatTensor x = npy(fx + "/gelu_tanh.input.npy"), want = npy(fx + "/gelu_tanh.output.npy");
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) CHECK(max_abs(m.forward(x, mode), want) < 2e-6);
+  const FloatTensor dev = on_emulator(m, x);
+  CHECK(max_abs(dev, want) < 2e-6);
+  // On these inputs the erf form differs from torch's tanh form by far more than that
+  // tolerance, so the checks above tell the two apart.
+  const FloatTensor wc = x.contiguous();
+  double erf_gap = 0;
+  for (int64_t i = 0; i < wc.numel(); ++i) {
+    const double y = wc.data_ptr()[i];
+    erf_gap = std::max(erf_gap, std::abs(0.5 * y * (1 + std::erf(y / std::sqrt(2.0))) -
+                                         0.5 * y * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (y + 0.044715 * y * y * y)))));
+  }
+  CHECK(erf_gap > 1e-4);
+}
+
+TEST_CASE("jit semantics: dropout traced in training mode is rejected at load, with its arguments", "[jit]") {
+  CHECK_THROWS_AS(torchtpu::jit::load(fx + "/dropout_train.pt"), torchtpu::UnsupportedOperator);
+  CHECK_THROWS_WITH(torchtpu::jit::load(fx + "/dropout_train.pt"),
+                    Contains("arguments torchtpu does not compute as torch does") && Contains("aten::dropout x1") &&
+                        Contains("train=True, p=0.5") && Contains("model.eval()"));
+  CHECK_THROWS_WITH(torchtpu::jit::load(fx + "/feature_dropout_train.pt"),
+                    Contains("aten::feature_dropout x1") && Contains("train=True, p=0.25"));
+}
+
+TEST_CASE("jit semantics: dropout with p=0 in training mode (as Swin keeps it) is exact and loads", "[jit][pjrt]") {
+  const auto m = torchtpu::jit::load(fx + "/dropout_p0_train.pt");
+  const FloatTensor x = npy(fx + "/dropout_p0_train.input.npy"), want = npy(fx + "/dropout_p0_train.output.npy");
+  CHECK(max_abs(m.forward(x), want) < 1e-5);
+  CHECK(max_abs(on_emulator(m, x), want) < 1e-5);
+}
+
+TEST_CASE("jit semantics: a softmax dtype argument is rejected at load with its value", "[jit]") {
+  CHECK_THROWS_WITH(torchtpu::jit::load(fx + "/softmax_f64.pt"),
+                    Contains("aten::softmax x1") && Contains("dtype=torch.float64"));
+}
+
+TEST_CASE("jit semantics: load errors say what the file is and how to make a loadable one", "[jit]") {
+  const std::string how = "torch.jit.freeze(torch.jit.trace(model.eval(), example_input)).save('model.pt')";
+  SECTION("state dict") {
+    const std::string e = load_error(fx + "/state_dict.pt");
+    CHECK_THAT(e, Contains("is not a TorchScript module: it is a state dict (torch.save(model.state_dict()))") &&
+                      Contains("model.load_state_dict(torch.load(path))") && Contains(how) &&
+                      Contains("(libtorch: PytorchStreamReader failed locating file constants.pkl: file not found)"));
+  }
+  SECTION("pickled module") {
+    const std::string e = load_error(fx + "/pickled_module.pt");
+    CHECK_THAT(e, Contains("a pickled nn.Module (torch.save(model)) of class __main__.GeluTanh") && Contains(how) &&
+                      Contains("(libtorch: PytorchStreamReader failed locating file constants.pkl: file not found)"));
+  }
+  SECTION("a saved tensor, a legacy pickle") {
+    CHECK_THAT(load_error(fx + "/saved_tensor.pt"), Contains("a torch.save archive holding a tensor"));
+    CHECK_THAT(load_error(fx + "/legacy_pickle.pt"),
+               Contains("a legacy torch.save file (the pre-1.6 pickle format") && Contains("torch.load(path)"));
+  }
+  SECTION("a zip of another kind") {
+    CHECK_THAT(load_error(fx + "/other.zip"),
+               Contains("a zip archive of another kind") && Contains("readme.txt, weights/w0.bin") && Contains(how) &&
+                   Contains("(libtorch: [enforce fail at inline_container.cc:129] . file in archive is not in a "
+                            "subdirectory: readme.txt)"));
+  }
+  SECTION("not a zip") {
+    CHECK_THAT(load_error(fx + "/not_zip.bin"),
+               Contains("is not a TorchScript module: it is not a zip archive") && Contains(how) &&
+                   Contains("(libtorch: PytorchStreamReader failed reading zip archive: failed finding central "
+                            "directory)"));
+  }
+  SECTION("libtorch's message is kept whole: ErrorReport's starts with a newline") {
+    const std::string e = load_error(fx + "/bad_code.pt");
+    CHECK_THAT(e, Contains("is a TorchScript archive that libtorch cannot read") &&
+                      Contains("(libtorch: Unknown builtin op: aten::gelx.") && Contains("aten::gelu"));
+    CHECK_THAT(e, !Contains("(libtorch: )"));
+  }
+  SECTION("byte-flipped files") {
+    const std::string e = load_error(fx + "/flipped.pt");
+    CHECK_THAT(e, Contains("is a TorchScript archive that libtorch cannot read") && !Contains("(libtorch: )"));
+    CHECK_THAT(load_error(fx + "/cd_flipped.pt"),
+               Contains("TorchScript archive that libtorch cannot read") &&
+                   Contains("(libtorch: Expected hasRecord(\"version\") to be true"));
+    // libtorch reads a flipped weight without noticing; the CRC-32 check does not.
+    CHECK_THAT(load_error(fx + "/weights_flipped.pt"),
+               Contains("is damaged: entry 'gelu_tanh/constants/0' fails its CRC-32 check") &&
+                   Contains("libtorch read it without noticing"));
+  }
+}
+
+TEST_CASE("jit semantics: inspect_archive classifies without libtorch", "[jit]") {
+  using K = torchtpu::jit::ArchiveInfo::Kind;
+  CHECK(torchtpu::jit::inspect_archive(fx + "/gelu_tanh.pt").kind == K::TorchScript);
+  CHECK(torchtpu::jit::inspect_archive(fx + "/gelu_tanh.pt").damage.empty());
+  CHECK(torchtpu::jit::inspect_archive(fx + "/state_dict.pt").kind == K::StateDict);
+  CHECK(torchtpu::jit::inspect_archive(fx + "/pickled_module.pt").kind == K::PickledModule);
+  CHECK(torchtpu::jit::inspect_archive(fx + "/pickled_module.pt").pickled_class == "__main__.GeluTanh");
+  CHECK(torchtpu::jit::inspect_archive(fx + "/saved_tensor.pt").kind == K::TorchSave);
+  CHECK(torchtpu::jit::inspect_archive(fx + "/legacy_pickle.pt").kind == K::LegacyPickle);
+  CHECK(torchtpu::jit::inspect_archive(fx + "/other.zip").kind == K::OtherZip);
+  CHECK(torchtpu::jit::inspect_archive(fx + "/not_zip.bin").kind == K::NotZip);
+  CHECK(torchtpu::jit::inspect_archive(fx + "/weights_flipped.pt").kind == K::TorchScript);
+  CHECK_FALSE(torchtpu::jit::inspect_archive(fx + "/weights_flipped.pt").damage.empty());
+}

@@ -35,6 +35,8 @@ struct TreeNode {
   bool keepdim = false;
   bool log = false;
   double scalar = 0;
+  bool int_scalar = false;  ///< Scalar: an integer value, exactly `iscalar`
+  int64_t iscalar = 0;
   int leaf = -1;  ///< Leaf: index into ExprTree::leaves
   Dims batch;
   int64_t m = 1, k = 1, n = 1;
@@ -86,6 +88,8 @@ struct ExprTree {
     n.keepdim = i.keepdim;
     n.log = i.log;
     n.scalar = i.scalar;
+    n.int_scalar = i.int_scalar;
+    n.iscalar = i.iscalar;
     if (i.batch) n.batch = *i.batch;
     n.m = i.m;
     n.k = i.k;

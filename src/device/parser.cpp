@@ -236,6 +236,11 @@ class Parser {
       start = x + 1;
     }
     t.et = parse_et(spec.substr(start), line);
+    try {
+      (void)t.numel();  // a type whose size overflows is rejected here, not when a kernel indexes it
+    } catch (const EmuError& e) {
+      throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(line) + ": " + e.msg);
+    }
     return t;
   }
   /// After ':' — either `type`, `type, type, ...`, `type -> type` or `(types) -> result(s)`.

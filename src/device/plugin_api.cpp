@@ -1,9 +1,11 @@
 // src/device/plugin_api.cpp — the TPU emulator's PJRT C API: GetPjrtApi and the functions
 // torchtpu's client calls (errors, events, client, devices, compile, execute, buffers).
 // Exceptions never cross the C boundary: every entry point converts them to PJRT_Error.
+#include <cmath>     // std::isnan
 #include <cstdio>    // std::sscanf
 #include <cstdlib>   // std::getenv, std::atoi
 #include <cstring>   // std::memcpy
+#include <limits>    // std::numeric_limits
 #include <memory>    // std::unique_ptr, std::shared_ptr
 #include <mutex>     // std::once_flag
 #include <new>       // std::bad_alloc
@@ -164,6 +166,19 @@ double load_elem(const unsigned char* p, ET t) {
   }
   return 0;
 }
+/// `v` (an integer value held in a double) as int64, saturated: 2^63 (INT64_MAX rounded to a
+/// double) gives INT64_MAX, never an undefined cast.
+int64_t saturate_i64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+uint64_t saturate_u64(double v) {
+  if (std::isnan(v) || v <= 0) return v < 0 ? static_cast<uint64_t>(saturate_i64(v)) : 0;
+  if (v >= 18446744073709551616.0) return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(v);
+}
 void store_elem(unsigned char* p, ET t, double v) {
   switch (t) {
     case ET::PRED: *p = v != 0; break;
@@ -173,8 +188,8 @@ void store_elem(unsigned char* p, ET t, double v) {
     case ET::U16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(p, &x, 2); break; }
     case ET::S32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
     case ET::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
-    case ET::S64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-    case ET::U64: { uint64_t x = static_cast<uint64_t>(v); std::memcpy(p, &x, 8); break; }
+    case ET::S64: { int64_t x = saturate_i64(v); std::memcpy(p, &x, 8); break; }
+    case ET::U64: { uint64_t x = saturate_u64(v); std::memcpy(p, &x, 8); break; }
     case ET::F16: { uint16_t x = torchtpu::half(static_cast<float>(v)).bits; std::memcpy(p, &x, 2); break; }
     case ET::BF16: { uint16_t x = torchtpu::bfloat16(static_cast<float>(v)).bits; std::memcpy(p, &x, 2); break; }
     case ET::F32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
@@ -529,11 +544,14 @@ PJRT_Error* buffer_from_host(PJRT_Client_BufferFromHostBuffer_Args* a) {
     t->type.et = et;
     t->type.dims.assign(a->dims, a->dims + a->num_dims);
     for (int64_t d : t->type.dims) require(d >= 0, "BufferFromHostBuffer: negative dimension");
-    const int64_t n = t->type.numel();
+    const int64_t n = t->type.numel();  // EmuError when the element count overflows
+    const int64_t esz = emu::et_bytes(et);
+    int64_t host_bytes = 0;
+    require(!__builtin_mul_overflow(n, esz, &host_bytes),
+            "BufferFromHostBuffer: the byte size of " + t->type.str() + " overflows int64");
     t->data.resize(static_cast<size_t>(n));
     require(n == 0 || a->data != nullptr, "BufferFromHostBuffer: null data");
     const auto* src = static_cast<const unsigned char*>(a->data);
-    const int64_t esz = emu::et_bytes(et);
     std::vector<int64_t> bstr(a->num_dims);
     if (a->byte_strides && a->num_byte_strides) {
       require(a->num_byte_strides == a->num_dims, "BufferFromHostBuffer: byte_strides rank mismatch");

@@ -83,7 +83,7 @@ class AnyTensor {
     return visit([](const auto& t) -> const Dims& { return t.strides(); });
   }
   int dim() const noexcept { return sizes().size(); }
-  int64_t numel() const noexcept { return torchtpu::numel(sizes()); }
+  int64_t numel() const { return torchtpu::numel(sizes()); }  ///< **Errors:** as Tensor::numel
   int64_t storage_offset() const noexcept {
     return visit([](const auto& t) { return t.storage_offset(); });
   }

@@ -150,7 +150,8 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   int64_t size(int64_t d) const { return sizes_[wrap_dim(d, dim(), "size")]; }
   int64_t stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
   int dim() const noexcept { return sizes_.size(); }
-  int64_t numel() const noexcept { return torchtpu::numel(sizes_); }
+  /// **Errors:** ShapeError if the product of the sizes overflows int64 (a huge expanded view).
+  int64_t numel() const { return torchtpu::numel(sizes_); }
   int64_t storage_offset() const noexcept { return offset_; }
   static constexpr ScalarType dtype() noexcept { return dtype_of<T>(); }
   static constexpr size_t element_size() noexcept { return sizeof(T); }
@@ -368,7 +369,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   static Tensor empty(const Dims& shape) {
     for (int64_t s : shape)
       if (s < 0) throw ShapeError("empty: negative size in " + to_string(shape));
-    Tensor r(allocate_storage(size_t(torchtpu::numel(shape)) * sizeof(T)), shape,
+    Tensor r(allocate_storage(storage_nbytes(shape, sizeof(T))), shape,
              contiguous_strides(shape), 0);
     return r;
   }

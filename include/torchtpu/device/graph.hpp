@@ -60,11 +60,8 @@ struct DeviceArray {
   void check_not_failed() const {
     if (error) std::rethrow_exception(error);
   }
-  int64_t numel() const noexcept {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
-  }
+  /// **Errors:** ShapeError if the element count overflows int64.
+  int64_t numel() const { return torchtpu::numel(Dims(dims.begin(), dims.end())); }
 };
 
 /// One input of a statement, fixed when the statement is recorded: a materialized buffer (a

@@ -450,7 +450,7 @@ inline int copy_leafified(const std::shared_ptr<PendingGraph>& g, const ExprTree
     auto arr = run_split(g, src, idx, n.dtype, n.shape);
     auto s = std::make_shared<StorageImpl>();
     s->device = g->device();
-    s->nbytes = static_cast<size_t>(numel(n.shape)) * dtype_size(n.dtype);
+    s->nbytes = storage_nbytes(n.shape, dtype_size(n.dtype));
     s->device_handle = std::move(arr);
     TreeNode c;
     c.kind = TreeNode::Kind::Leaf;

@@ -38,6 +38,7 @@ struct Value {
   std::vector<int64_t> dims;
   bool valid() const noexcept { return id >= 0; }
   int64_t rank() const noexcept { return static_cast<int64_t>(dims.size()); }
+  /// Element count. Never overflows: `Builder` rejects shapes whose size overflows int64.
   int64_t numel() const noexcept {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
@@ -175,6 +176,18 @@ inline std::string literal(double v, ScalarType t) {
   return buf;
 }
 
+/// Throws ShapeError naming `op` if an array of `dims` (elements of up to 8 bytes) has more
+/// bytes than int64 counts.
+inline void check_size(std::string_view op, std::span<const int64_t> dims) {
+  for (int64_t d : dims)
+    if (d < 0) throw ShapeError(std::string(op) + ": negative dimension in shape " + shape_str(dims));
+  for (int64_t d : dims)
+    if (d == 0) return;
+  int64_t n = 8;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw ShapeError(std::string(op) + ": the size of shape " + shape_str(dims) + " overflows int64");
+}
 constexpr std::string_view precision_name(Precision p) {
   return p == Precision::Default ? "DEFAULT" : p == Precision::High ? "HIGH" : "HIGHEST";
 }
@@ -527,6 +540,7 @@ class Builder {
 
  private:
   Value make(ScalarType dtype, std::vector<int64_t> dims) {
+    check_size("StableHLO value", dims);
     Value v;
     v.id = next_id_++;
     v.builder = uid_;

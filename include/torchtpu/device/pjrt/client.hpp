@@ -343,6 +343,12 @@ class Buffer {
       throw;
     }
     dims_.assign(d.dims, d.dims + d.num_dims);
+    try {
+      size_bytes_ = checked_size_bytes(dtype_, dims_, "PJRT_Buffer_Dimensions");
+    } catch (...) {
+      reset();
+      throw;
+    }
     if (p.has(Slot::Buffer_Device)) {
       PJRT_Buffer_Device_Args dv{};
       dv.struct_size = sizeof(dv);
@@ -359,7 +365,7 @@ class Buffer {
   }
   Buffer(Buffer&& o) noexcept
       : client_(std::move(o.client_)), handle_(std::exchange(o.handle_, nullptr)),
-        dtype_(o.dtype_), dims_(std::move(o.dims_)), device_index_(o.device_index_) {}
+        dtype_(o.dtype_), dims_(std::move(o.dims_)), size_bytes_(o.size_bytes_), device_index_(o.device_index_) {}
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
@@ -367,6 +373,7 @@ class Buffer {
       handle_ = std::exchange(o.handle_, nullptr);
       dtype_ = o.dtype_;
       dims_ = std::move(o.dims_);
+      size_bytes_ = o.size_bytes_;
       device_index_ = o.device_index_;
     }
     return *this;
@@ -381,16 +388,35 @@ class Buffer {
   const std::shared_ptr<Client>& client() const noexcept { return client_; }
   ScalarType dtype() const noexcept { return dtype_; }
   const std::vector<int64_t>& dims() const noexcept { return dims_; }
-  int64_t numel() const noexcept {
-    int64_t n = 1;
-    for (int64_t d : dims_) n *= d;
-    return n;
-  }
+  /// Element count (checked against overflow when the buffer was adopted).
+  int64_t numel() const noexcept { return dtype_size(dtype_) ? static_cast<int64_t>(size_bytes_ / dtype_size(dtype_)) : 0; }
   /// Position of the buffer's device in `client()->addressable_devices()` (0 if the plugin
   /// cannot tell).
   int device_index() const noexcept { return device_index_; }
   /// Dense host size in bytes.
-  size_t size_bytes() const noexcept { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  size_t size_bytes() const noexcept { return size_bytes_; }
+
+  /// Bytes of a dense array of `dtype`/`dims`. **Errors:** ValueError naming `what` when a
+  /// dimension is negative or the element or byte count overflows int64.
+  static size_t checked_size_bytes(ScalarType dtype, std::span<const int64_t> dims, std::string_view what) {
+    int64_t n = 1;
+    bool overflow = false;
+    for (int64_t d : dims) {
+      if (d < 0) throw ValueError(std::string(what) + ": negative dimension " + std::to_string(d));
+      overflow |= __builtin_mul_overflow(n, d, &n);
+    }
+    int64_t bytes = 0;
+    overflow |= __builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes);
+    for (int64_t d : dims)
+      if (d == 0) return 0;
+    if (overflow) {
+      std::string shape = "[";
+      for (size_t i = 0; i < dims.size(); ++i) shape += (i ? ", " : "") + std::to_string(dims[i]);
+      throw ValueError(std::string(what) + ": the size of a " + std::string(dtype_name(dtype)) + " buffer of shape " +
+                       shape + "] overflows int64");
+    }
+    return static_cast<size_t>(bytes);
+  }
 
   /// Copies the buffer into dense row-major host memory and waits for the copy.
   /// **Units:** `dst_bytes` in bytes; must be at least `size_bytes()`.
@@ -484,6 +510,7 @@ class Buffer {
   capi::PJRT_Buffer* handle_ = nullptr;  // owned; null when empty
   ScalarType dtype_ = ScalarType::Float;
   std::vector<int64_t> dims_;
+  size_t size_bytes_ = 0;
   int device_index_ = 0;
 };
 
@@ -669,8 +696,7 @@ class Executable {
 inline Buffer Client::buffer_from_host(const void* data, ScalarType dtype,
                                        std::span<const int64_t> dims, int device_index) {
   using namespace capi;
-  for (int64_t d : dims)
-    if (d < 0) throw ValueError("buffer_from_host: negative dimension " + std::to_string(d));
+  (void)Buffer::checked_size_bytes(dtype, dims, "buffer_from_host");  // negative or overflowing dims
   PJRT_Client_BufferFromHostBuffer_Args a{};
   a.struct_size = sizeof(a);
   a.client = handle_;

@@ -88,13 +88,18 @@ class Plugin {
   /// differs from ours or its minor is below 57 (the message names both versions), or a
   /// DeviceError from `PJRT_Plugin_Initialize`.
   static const Plugin& load(const std::string& path, bool emulated = false) {
-    static std::mutex mu;
-    static std::map<std::string, std::unique_ptr<Plugin>> registry;
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = registry.find(path);
-    if (it != registry.end()) return *it->second;
+    // Leaked, never destroyed: buffers and executables held by objects with static storage
+    // duration (a namespace-scope device tensor) call into their plugin after `main` returns.
+    struct Registry {
+      std::mutex mu;
+      std::map<std::string, std::unique_ptr<Plugin>> plugins;
+    };
+    static Registry* registry = new Registry();
+    std::lock_guard<std::mutex> lock(registry->mu);
+    auto it = registry->plugins.find(path);
+    if (it != registry->plugins.end()) return *it->second;
     std::unique_ptr<Plugin> p(new Plugin(path, emulated));
-    return *registry.emplace(path, std::move(p)).first->second;
+    return *registry->plugins.emplace(path, std::move(p)).first->second;
   }
 
   /// The plugin's function table; never null, lives until process exit.

@@ -11,6 +11,7 @@
 #include <new>       // std::bad_alloc
 #include <stdexcept> // std::logic_error
 #include <string>    // std::string
+#include <string_view> // std::string_view
 #include <vector>    // std::vector
 
 #include "emulator.hpp"                           // parse_program, run_program, Tensor
@@ -80,30 +81,35 @@ PJRT_Error* oom_error() {
   return &oom;
 }
 
-PJRT_Error* make_error(int code, std::string msg) {
+PJRT_Error* make_error(int code, std::string_view msg) noexcept {
   try {
-    return new PJRT_Error{code, std::move(msg)};
+    return new PJRT_Error{code, std::string(msg)};
   } catch (...) {
     return oom_error();
   }
 }
 
-/// Runs `f`, turning any exception into a PJRT_Error.
+/// Runs `f`, turning any exception into a PJRT_Error; never throws (a message that cannot be
+/// built gives the static out-of-memory error).
 template <class F>
-PJRT_Error* guarded(F&& f) {
+PJRT_Error* guarded(F&& f) noexcept {
   try {
-    f();
-    return nullptr;
-  } catch (const EmuError& e) {
-    return make_error(e.code, e.msg);
-  } catch (const std::logic_error& e) {  // std::stoll and friends on malformed numbers
-    return make_error(PJRT_Error_Code_INVALID_ARGUMENT, std::string("TPU emulator: malformed program: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    return make_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "TPU emulator: out of host memory");
-  } catch (const std::exception& e) {
-    return make_error(PJRT_Error_Code_INTERNAL, std::string("TPU emulator: ") + e.what());
+    try {
+      f();
+      return nullptr;
+    } catch (const EmuError& e) {
+      return make_error(e.code, e.msg);
+    } catch (const std::logic_error& e) {  // std::stoll and friends on malformed numbers
+      return make_error(PJRT_Error_Code_INVALID_ARGUMENT, std::string("TPU emulator: malformed program: ") + e.what());
+    } catch (const std::bad_alloc&) {
+      return make_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "TPU emulator: out of host memory");
+    } catch (const std::exception& e) {
+      return make_error(PJRT_Error_Code_INTERNAL, std::string("TPU emulator: ") + e.what());
+    } catch (...) {
+      return make_error(PJRT_Error_Code_INTERNAL, "TPU emulator: unknown failure");
+    }
   } catch (...) {
-    return make_error(PJRT_Error_Code_INTERNAL, "TPU emulator: unknown failure");
+    return oom_error();
   }
 }
 
@@ -200,7 +206,7 @@ void store_elem(unsigned char* p, ET t, double v) {
 PJRT_Event* ready_event() { return new PJRT_Event(); }
 
 // ---------------------------------------------------------------------------- errors
-void error_destroy(PJRT_Error_Destroy_Args* a) {
+void error_destroy(PJRT_Error_Destroy_Args* a) noexcept {
   if (a && a->error != oom_error()) delete a->error;
 }
 void error_message(PJRT_Error_Message_Args* a) {
@@ -241,8 +247,7 @@ PJRT_Error* plugin_attributes(PJRT_Plugin_Attributes_Args* a) {
   });
 }
 PJRT_Error* event_destroy(PJRT_Event_Destroy_Args* a) {
-  if (a) delete a->event;
-  return nullptr;
+  return guarded([&] { if (a) delete a->event; });
 }
 PJRT_Error* event_is_ready(PJRT_Event_IsReady_Args* a) {
   return guarded([&] {
@@ -289,8 +294,7 @@ PJRT_Error* client_create(PJRT_Client_Create_Args* a) {
   });
 }
 PJRT_Error* client_destroy(PJRT_Client_Destroy_Args* a) {
-  if (a) delete a->client;
-  return nullptr;
+  return guarded([&] { if (a) delete a->client; });
 }
 PJRT_Error* client_platform_name(PJRT_Client_PlatformName_Args* a) {
   return guarded([&] {
@@ -461,8 +465,7 @@ PJRT_Error* client_compile(PJRT_Client_Compile_Args* a) {
   });
 }
 PJRT_Error* loaded_destroy(PJRT_LoadedExecutable_Destroy_Args* a) {
-  if (a) delete a->executable;
-  return nullptr;
+  return guarded([&] { if (a) delete a->executable; });
 }
 PJRT_Error* loaded_get_executable(PJRT_LoadedExecutable_GetExecutable_Args* a) {
   return guarded([&] {
@@ -473,8 +476,7 @@ PJRT_Error* loaded_get_executable(PJRT_LoadedExecutable_GetExecutable_Args* a) {
   });
 }
 PJRT_Error* executable_destroy(PJRT_Executable_Destroy_Args* a) {
-  if (a) delete a->executable;
-  return nullptr;
+  return guarded([&] { if (a) delete a->executable; });
 }
 PJRT_Error* executable_name(PJRT_Client_PlatformName_Args* a) {
   // PJRT_Executable_Name_Args has the same layout: hdr, executable, name, name_size
@@ -576,13 +578,13 @@ PJRT_Error* buffer_from_host(PJRT_Client_BufferFromHostBuffer_Args* a) {
     a->buffer = b.release();
   });
 }
+// Every entry point below the C ABI returns its failures as PJRT_Error (through `guarded`):
+// an exception must never cross into the caller, destructors included.
 PJRT_Error* buffer_destroy(PJRT_Buffer_Destroy_Args* a) {
-  if (a) delete a->buffer;
-  return nullptr;
+  return guarded([&] { if (a) delete a->buffer; });
 }
 PJRT_Error* buffer_delete(PJRT_Buffer_Destroy_Args* a) {
-  if (a && a->buffer) a->buffer->tensor.reset();
-  return nullptr;
+  return guarded([&] { if (a && a->buffer) a->buffer->tensor.reset(); });
 }
 PJRT_Buffer* live(PJRT_Buffer* b, const char* what) {
   require(b != nullptr, std::string(what) + ": null buffer");

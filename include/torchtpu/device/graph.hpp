@@ -626,8 +626,7 @@ inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& b
                                 const Dims& strides, int64_t offset) {
   const std::vector<int64_t> out(sizes.begin(), sizes.end());
   const int64_t n = base.numel();
-  int64_t total = 1;
-  for (int64_t s : sizes) total *= s;
+  const int64_t total = numel(sizes);  // ShapeError when a (broadcast) view's size overflows
   {  // dense identity view: only a reshape (or nothing)
     bool dense = offset == 0 && total == n;
     int64_t expect = 1;

@@ -13,7 +13,8 @@ namespace torchtpu::emulator {
 
 /// PJRT error codes the emulator reports (same numbers as PJRT_Error_Code).
 enum ErrorCode : int {
-  kInvalidArgument = 3, kNotFound = 5, kResourceExhausted = 8, kFailedPrecondition = 9, kUnimplemented = 12, kInternal = 13
+  kInvalidArgument = 3, kNotFound = 5, kResourceExhausted = 8, kFailedPrecondition = 9, kUnimplemented = 12,
+  kInternal = 13
 };
 
 /// An error that becomes a PJRT_Error at the C ABI boundary.

@@ -125,13 +125,14 @@ inline size_t storage_nbytes(const Dims& shape, size_t elem_size) {
   return static_cast<size_t>(bytes);
 }
 
-/// Row-major (C-order) strides for `sizes`, in elements.
+/// Row-major (C-order) strides for `sizes`, in elements. Meaningful when `numel(sizes)` fits
+/// int64 (callers check that); the products are computed without undefined overflow anyway.
 constexpr Dims contiguous_strides(const Dims& sizes) {
   Dims st = Dims::filled(sizes.size(), 1);
-  int64_t acc = 1;
+  uint64_t acc = 1;
   for (int i = sizes.size() - 1; i >= 0; --i) {
-    st[i] = acc;
-    acc *= sizes[i] > 1 ? sizes[i] : 1;
+    st[i] = static_cast<int64_t>(acc);
+    acc *= sizes[i] > 1 ? static_cast<uint64_t>(sizes[i]) : 1;
   }
   return st;
 }

@@ -369,7 +369,8 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   static Tensor empty(const Dims& shape) {
     for (int64_t s : shape)
       if (s < 0) throw ShapeError("empty: negative size in " + to_string(shape));
-    Tensor r(allocate_storage(storage_nbytes(shape, sizeof(T))), shape,
+    const size_t nbytes = storage_nbytes(shape, sizeof(T));  // checked before the strides
+    Tensor r(allocate_storage(nbytes), shape,
              contiguous_strides(shape), 0);
     return r;
   }

@@ -127,9 +127,6 @@ class ConstantHoistingBuilder : public stablehlo::Builder {
     return v;
   }
 
- public:
-
- private:
   friend class PendingGraph;
   bool recording_ = false;
   std::vector<Key> recorded_;
@@ -234,8 +231,10 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     r.dims = a.dims;
     if (a.graph) {
       if (a.graph.get() != this) throw ValueError("internal: device array pending in another graph");
-      if (a.stmt < 0 || a.stmt >= static_cast<int>(stmts_.size()) || stmts_[static_cast<size_t>(a.stmt)].out.lock().get() != &a)
-        throw ValueError("internal: device array on " + device_.str() + " refers to a statement its graph no longer holds");
+      if (a.stmt < 0 || a.stmt >= static_cast<int>(stmts_.size()) ||
+          stmts_[static_cast<size_t>(a.stmt)].out.lock().get() != &a)
+        throw ValueError("internal: device array on " + device_.str() +
+                         " refers to a statement its graph no longer holds");
       r.stmt = a.stmt;
     } else {
       if (!a.buffer)

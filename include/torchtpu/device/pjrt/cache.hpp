@@ -255,7 +255,8 @@ class CompilationCache {
     }
     // The rename itself reaches the disk with the directory (best effort: not every file
     // system lets a directory be fsynced).
-    const int dir = ::open(file.parent_path().empty() ? "." : file.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const std::string dir_name = file.parent_path().empty() ? "." : file.parent_path().string();
+    const int dir = ::open(dir_name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
       (void)::fsync(dir);
       (void)::close(dir);

@@ -409,7 +409,7 @@ class Buffer {
   ScalarType dtype() const noexcept { return dtype_; }
   const std::vector<int64_t>& dims() const noexcept { return dims_; }
   /// Element count (checked against overflow when the buffer was adopted).
-  int64_t numel() const noexcept { return dtype_size(dtype_) ? static_cast<int64_t>(size_bytes_ / dtype_size(dtype_)) : 0; }
+  int64_t numel() const noexcept { return static_cast<int64_t>(size_bytes_ / dtype_size(dtype_)); }
   /// Position of the buffer's device in `client()->addressable_devices()` (0 if the plugin
   /// cannot tell).
   int device_index() const noexcept { return device_index_; }

@@ -202,7 +202,8 @@ class Plugin {
     a.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Event_Await_Args, event);
     a.event = ev;
     if (has(Slot::Event_Await))
-      return reinterpret_cast<PJRT_Error* (*)(PJRT_Event_Await_Args*)>(api_->slots[static_cast<int>(Slot::Event_Await)])(&a);
+      return reinterpret_cast<PJRT_Error* (*)(PJRT_Event_Await_Args*)>(
+          api_->slots[static_cast<int>(Slot::Event_Await)])(&a);
     if (!has(Slot::Event_IsReady))
       throw DeviceError(PJRT_Error_Code_UNIMPLEMENTED,
                         "PJRT plugin " + path_ + " implements neither PJRT_Event_Await nor PJRT_Event_IsReady: "
@@ -219,7 +220,8 @@ class Plugin {
       else std::this_thread::sleep_for(std::chrono::microseconds(spin < 1024 ? 10 : 1000));
     }
     if (!has(Slot::Event_Error)) return nullptr;
-    return reinterpret_cast<PJRT_Error* (*)(PJRT_Event_Error_Args*)>(api_->slots[static_cast<int>(Slot::Event_Error)])(&a);
+    return reinterpret_cast<PJRT_Error* (*)(PJRT_Event_Error_Args*)>(
+        api_->slots[static_cast<int>(Slot::Event_Error)])(&a);
   }
 
   Plugin(const std::string& path, bool emulated) : path_(path), emulated_(emulated) {

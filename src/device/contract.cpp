@@ -4,6 +4,7 @@
 #include <algorithm>  // std::fill, std::min, std::clamp, std::is_sorted
 #include <cmath>      // std::isnan
 #include <cstdlib>    // std::getenv, std::atoi
+#include <exception>  // std::exception
 #include <string>     // std::string
 #include <thread>     // std::thread
 #include <vector>     // std::vector
@@ -79,8 +80,18 @@ void matmul_f32(const float* A, const float* B, float* C, int64_t M, int64_t K, 
   const int64_t parts = std::min<int64_t>(threads, (M + 3) / 4);
   const int64_t rows = ((M + parts - 1) / parts + 3) / 4 * 4;
   std::vector<std::thread> pool;
-  for (int64_t m0 = rows; m0 < M; m0 += rows)
-    pool.emplace_back(matmul_rows, A, B, C, m0, std::min(M, m0 + rows), K, N);
+  pool.reserve(static_cast<size_t>(parts));
+  try {
+    for (int64_t m0 = rows; m0 < M; m0 += rows)
+      pool.emplace_back(matmul_rows, A, B, C, m0, std::min(M, m0 + rows), K, N);
+  } catch (const std::exception& e) {
+    // A thread that does not start (std::system_error: EAGAIN) must not leave joinable
+    // threads to the vector's destructor (std::terminate): join the started ones, then fail
+    // this execution with a PJRT error.
+    for (auto& t : pool) t.join();
+    throw EmuError(kResourceExhausted, std::string("TPU emulator: dot_general: cannot start a worker thread (") +
+                                           e.what() + "); set TORCHTPU_EMULATOR_THREADS=1 to run on one thread");
+  }
   matmul_rows(A, B, C, 0, std::min(M, rows), K, N);
   for (auto& t : pool) t.join();
 }

@@ -12,7 +12,10 @@
 namespace torchtpu::emulator {
 
 /// PJRT error codes the emulator reports (same numbers as PJRT_Error_Code).
-enum ErrorCode : int { kInvalidArgument = 3, kNotFound = 5, kFailedPrecondition = 9, kUnimplemented = 12, kInternal = 13 };
+enum ErrorCode : int {
+  kInvalidArgument = 3, kNotFound = 5, kResourceExhausted = 8, kFailedPrecondition = 9, kUnimplemented = 12,
+  kInternal = 13
+};
 
 /// An error that becomes a PJRT_Error at the C ABI boundary.
 struct EmuError : std::exception {
@@ -36,13 +39,24 @@ double et_round(ET t, double v);
 struct TensorType {
   ET et = ET::F32;
   std::vector<int64_t> dims;
+  /// Product of `dims`. **Errors:** EmuError (INVALID_ARGUMENT) naming the type when the
+  /// element count, or its size as stored (8 bytes per element), overflows int64.
   int64_t numel() const {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
+    for (int64_t d : dims)
+      if (d == 0) return 0;
+    int64_t n = 1, bytes = 0;
+    for (int64_t d : dims)
+      if (__builtin_mul_overflow(n, d, &n)) overflow();
+    if (__builtin_mul_overflow(n, int64_t{8}, &bytes)) overflow();
     return n;
   }
   bool operator==(const TensorType&) const = default;
   std::string str() const;
+
+ private:
+  [[noreturn]] void overflow() const {
+    throw EmuError(kInvalidArgument, "TPU emulator: the size of " + str() + " overflows int64");
+  }
 };
 
 /// A host tensor: every element stored as a double already rounded to `type.et`.

@@ -236,6 +236,11 @@ class Parser {
       start = x + 1;
     }
     t.et = parse_et(spec.substr(start), line);
+    try {
+      (void)t.numel();  // a type whose size overflows is rejected here, not when a kernel indexes it
+    } catch (const EmuError& e) {
+      throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(line) + ": " + e.msg);
+    }
     return t;
   }
   /// After ':' — either `type`, `type, type, ...`, `type -> type` or `(types) -> result(s)`.
@@ -297,7 +302,27 @@ class Parser {
     }
     return a;
   }
+  /// Counts one level of nesting (attributes in attributes, regions in regions) for a scope;
+  /// text nested deeper than kMaxNesting is an error, not a stack overflow.
+  static constexpr int kMaxNesting = 256;
+  class Nest {
+   public:
+    explicit Nest(Parser& p) : p_(p) {
+      if (++p_.nesting_ > kMaxNesting) {
+        --p_.nesting_;
+        p_.fail(kInvalidArgument, "attributes or regions nest deeper than " + std::to_string(kMaxNesting) + " levels");
+      }
+    }
+    ~Nest() { --p_.nesting_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+
+   private:
+    Parser& p_;
+  };
+
   Attr parse_attr() {
+    const Nest nest(*this);
     const Token& t = peek();
     Attr a;
     if (t.kind == Token::Punct && t.text == "[") {
@@ -651,6 +676,7 @@ class Parser {
 
   /// `{ ^bb0(%a: tensor<f32>, %b: tensor<f32>): <one binary op> return }` → op.reducer.
   void parse_region(Op& op) {
+    const Nest nest(*this);
     const int line = peek().line;
     expect("{");
     std::vector<int> args;
@@ -908,6 +934,7 @@ class Parser {
   bool seen_main_ = false;
   std::unordered_map<std::string, int> scope_;
   std::unordered_map<int, TensorType> slot_types_;
+  int nesting_ = 0;  // current depth of parse_attr / parse_region (see Nest)
 
  public:
   const std::unordered_map<int, TensorType>& slot_types() const { return slot_types_; }

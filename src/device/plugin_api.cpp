@@ -1,14 +1,17 @@
 // src/device/plugin_api.cpp — the TPU emulator's PJRT C API: GetPjrtApi and the functions
 // torchtpu's client calls (errors, events, client, devices, compile, execute, buffers).
 // Exceptions never cross the C boundary: every entry point converts them to PJRT_Error.
+#include <cmath>     // std::isnan
 #include <cstdio>    // std::sscanf
 #include <cstdlib>   // std::getenv, std::atoi
 #include <cstring>   // std::memcpy
+#include <limits>    // std::numeric_limits
 #include <memory>    // std::unique_ptr, std::shared_ptr
 #include <mutex>     // std::once_flag
 #include <new>       // std::bad_alloc
 #include <stdexcept> // std::logic_error
 #include <string>    // std::string
+#include <string_view> // std::string_view
 #include <vector>    // std::vector
 
 #include "emulator.hpp"                           // parse_program, run_program, Tensor
@@ -78,30 +81,35 @@ PJRT_Error* oom_error() {
   return &oom;
 }
 
-PJRT_Error* make_error(int code, std::string msg) {
+PJRT_Error* make_error(int code, std::string_view msg) noexcept {
   try {
-    return new PJRT_Error{code, std::move(msg)};
+    return new PJRT_Error{code, std::string(msg)};
   } catch (...) {
     return oom_error();
   }
 }
 
-/// Runs `f`, turning any exception into a PJRT_Error.
+/// Runs `f`, turning any exception into a PJRT_Error; never throws (a message that cannot be
+/// built gives the static out-of-memory error).
 template <class F>
-PJRT_Error* guarded(F&& f) {
+PJRT_Error* guarded(F&& f) noexcept {
   try {
-    f();
-    return nullptr;
-  } catch (const EmuError& e) {
-    return make_error(e.code, e.msg);
-  } catch (const std::logic_error& e) {  // std::stoll and friends on malformed numbers
-    return make_error(PJRT_Error_Code_INVALID_ARGUMENT, std::string("TPU emulator: malformed program: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    return make_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "TPU emulator: out of host memory");
-  } catch (const std::exception& e) {
-    return make_error(PJRT_Error_Code_INTERNAL, std::string("TPU emulator: ") + e.what());
+    try {
+      f();
+      return nullptr;
+    } catch (const EmuError& e) {
+      return make_error(e.code, e.msg);
+    } catch (const std::logic_error& e) {  // std::stoll and friends on malformed numbers
+      return make_error(PJRT_Error_Code_INVALID_ARGUMENT, std::string("TPU emulator: malformed program: ") + e.what());
+    } catch (const std::bad_alloc&) {
+      return make_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "TPU emulator: out of host memory");
+    } catch (const std::exception& e) {
+      return make_error(PJRT_Error_Code_INTERNAL, std::string("TPU emulator: ") + e.what());
+    } catch (...) {
+      return make_error(PJRT_Error_Code_INTERNAL, "TPU emulator: unknown failure");
+    }
   } catch (...) {
-    return make_error(PJRT_Error_Code_INTERNAL, "TPU emulator: unknown failure");
+    return oom_error();
   }
 }
 
@@ -164,6 +172,19 @@ double load_elem(const unsigned char* p, ET t) {
   }
   return 0;
 }
+/// `v` (an integer value held in a double) as int64, saturated: 2^63 (INT64_MAX rounded to a
+/// double) gives INT64_MAX, never an undefined cast.
+int64_t saturate_i64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+uint64_t saturate_u64(double v) {
+  if (std::isnan(v) || v <= 0) return v < 0 ? static_cast<uint64_t>(saturate_i64(v)) : 0;
+  if (v >= 18446744073709551616.0) return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(v);
+}
 void store_elem(unsigned char* p, ET t, double v) {
   switch (t) {
     case ET::PRED: *p = v != 0; break;
@@ -173,8 +194,8 @@ void store_elem(unsigned char* p, ET t, double v) {
     case ET::U16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(p, &x, 2); break; }
     case ET::S32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
     case ET::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
-    case ET::S64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-    case ET::U64: { uint64_t x = static_cast<uint64_t>(v); std::memcpy(p, &x, 8); break; }
+    case ET::S64: { int64_t x = saturate_i64(v); std::memcpy(p, &x, 8); break; }
+    case ET::U64: { uint64_t x = saturate_u64(v); std::memcpy(p, &x, 8); break; }
     case ET::F16: { uint16_t x = torchtpu::half(static_cast<float>(v)).bits; std::memcpy(p, &x, 2); break; }
     case ET::BF16: { uint16_t x = torchtpu::bfloat16(static_cast<float>(v)).bits; std::memcpy(p, &x, 2); break; }
     case ET::F32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
@@ -185,7 +206,7 @@ void store_elem(unsigned char* p, ET t, double v) {
 PJRT_Event* ready_event() { return new PJRT_Event(); }
 
 // ---------------------------------------------------------------------------- errors
-void error_destroy(PJRT_Error_Destroy_Args* a) {
+void error_destroy(PJRT_Error_Destroy_Args* a) noexcept {
   if (a && a->error != oom_error()) delete a->error;
 }
 void error_message(PJRT_Error_Message_Args* a) {
@@ -226,8 +247,7 @@ PJRT_Error* plugin_attributes(PJRT_Plugin_Attributes_Args* a) {
   });
 }
 PJRT_Error* event_destroy(PJRT_Event_Destroy_Args* a) {
-  if (a) delete a->event;
-  return nullptr;
+  return guarded([&] { if (a) delete a->event; });
 }
 PJRT_Error* event_is_ready(PJRT_Event_IsReady_Args* a) {
   return guarded([&] {
@@ -274,8 +294,7 @@ PJRT_Error* client_create(PJRT_Client_Create_Args* a) {
   });
 }
 PJRT_Error* client_destroy(PJRT_Client_Destroy_Args* a) {
-  if (a) delete a->client;
-  return nullptr;
+  return guarded([&] { if (a) delete a->client; });
 }
 PJRT_Error* client_platform_name(PJRT_Client_PlatformName_Args* a) {
   return guarded([&] {
@@ -446,8 +465,7 @@ PJRT_Error* client_compile(PJRT_Client_Compile_Args* a) {
   });
 }
 PJRT_Error* loaded_destroy(PJRT_LoadedExecutable_Destroy_Args* a) {
-  if (a) delete a->executable;
-  return nullptr;
+  return guarded([&] { if (a) delete a->executable; });
 }
 PJRT_Error* loaded_get_executable(PJRT_LoadedExecutable_GetExecutable_Args* a) {
   return guarded([&] {
@@ -458,8 +476,7 @@ PJRT_Error* loaded_get_executable(PJRT_LoadedExecutable_GetExecutable_Args* a) {
   });
 }
 PJRT_Error* executable_destroy(PJRT_Executable_Destroy_Args* a) {
-  if (a) delete a->executable;
-  return nullptr;
+  return guarded([&] { if (a) delete a->executable; });
 }
 PJRT_Error* executable_name(PJRT_Client_PlatformName_Args* a) {
   // PJRT_Executable_Name_Args has the same layout: hdr, executable, name, name_size
@@ -529,11 +546,14 @@ PJRT_Error* buffer_from_host(PJRT_Client_BufferFromHostBuffer_Args* a) {
     t->type.et = et;
     t->type.dims.assign(a->dims, a->dims + a->num_dims);
     for (int64_t d : t->type.dims) require(d >= 0, "BufferFromHostBuffer: negative dimension");
-    const int64_t n = t->type.numel();
+    const int64_t n = t->type.numel();  // EmuError when the element count overflows
+    const int64_t esz = emu::et_bytes(et);
+    int64_t host_bytes = 0;
+    require(!__builtin_mul_overflow(n, esz, &host_bytes),
+            "BufferFromHostBuffer: the byte size of " + t->type.str() + " overflows int64");
     t->data.resize(static_cast<size_t>(n));
     require(n == 0 || a->data != nullptr, "BufferFromHostBuffer: null data");
     const auto* src = static_cast<const unsigned char*>(a->data);
-    const int64_t esz = emu::et_bytes(et);
     std::vector<int64_t> bstr(a->num_dims);
     if (a->byte_strides && a->num_byte_strides) {
       require(a->num_byte_strides == a->num_dims, "BufferFromHostBuffer: byte_strides rank mismatch");
@@ -558,13 +578,13 @@ PJRT_Error* buffer_from_host(PJRT_Client_BufferFromHostBuffer_Args* a) {
     a->buffer = b.release();
   });
 }
+// Every entry point below the C ABI returns its failures as PJRT_Error (through `guarded`):
+// an exception must never cross into the caller, destructors included.
 PJRT_Error* buffer_destroy(PJRT_Buffer_Destroy_Args* a) {
-  if (a) delete a->buffer;
-  return nullptr;
+  return guarded([&] { if (a) delete a->buffer; });
 }
 PJRT_Error* buffer_delete(PJRT_Buffer_Destroy_Args* a) {
-  if (a && a->buffer) a->buffer->tensor.reset();
-  return nullptr;
+  return guarded([&] { if (a && a->buffer) a->buffer->tensor.reset(); });
 }
 PJRT_Buffer* live(PJRT_Buffer* b, const char* what) {
   require(b != nullptr, std::string(what) + ": null buffer");

@@ -1,13 +1,28 @@
 // tests/device/cache_helper.cpp — compiles one fixed program through the compilation cache and
 // prints the counters, so tests can check the disk cache across processes
 // (TORCHTPU_CACHE_DIR must be set by the caller).
-#include <cstdio>  // std::printf
+#include <sys/resource.h>  // setrlimit, RLIMIT_FSIZE
+
+#include <csignal>  // std::signal, SIGXFSZ
+#include <cstdio>   // std::printf
+#include <cstdlib>  // std::getenv, std::strtoull
 
 #include <torchtpu/device/pjrt/cache.hpp>  // CompilationCache
 #include <torchtpu/device/stablehlo.hpp>   // stablehlo::Builder
 
 int main() {
   using namespace torchtpu;
+  // TORCHTPU_TEST_FSIZE_LIMIT=<bytes>: files this process writes cannot grow past that size
+  // (writes fail with EFBIG; SIGXFSZ ignored), to test failed disk-cache writes.
+  if (const char* lim = std::getenv("TORCHTPU_TEST_FSIZE_LIMIT")) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlim_t n = std::strtoull(lim, nullptr, 10);
+    const rlimit r{n, n};
+    if (setrlimit(RLIMIT_FSIZE, &r) != 0) {
+      std::printf("error: setrlimit failed\n");
+      return 1;
+    }
+  }
   try {
     stablehlo::Builder b;
     auto x = b.parameter(ScalarType::Float, {4});

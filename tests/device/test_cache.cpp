@@ -27,10 +27,14 @@ std::string temp_dir() {
   REQUIRE(d != nullptr);
   return d;
 }
-std::string run_helper(const std::string& dir) {
+/// Runs the helper with TORCHTPU_CACHE_DIR=dir; `fsize_limit` > 0 caps the size of the files
+/// it writes (RLIMIT_FSIZE, in bytes).
+std::string run_helper(const std::string& dir, long fsize_limit = 0) {
   const char* helper = std::getenv("TORCHTPU_TEST_CACHE_HELPER");
   REQUIRE(helper != nullptr);
-  const std::string cmd = "TORCHTPU_CACHE_DIR='" + dir + "' '" + helper + "'";
+  std::string cmd = "TORCHTPU_CACHE_DIR='" + dir + "' ";
+  if (fsize_limit > 0) cmd += "TORCHTPU_TEST_FSIZE_LIMIT=" + std::to_string(fsize_limit) + " ";
+  cmd += "'" + std::string(helper) + "'";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -104,6 +108,32 @@ TEST_CASE("cache: a second process loads the executable from disk", "[pjrt][cach
   INFO(second);
   CHECK(second.find("disk_hits=1 misses=0 compiles=0") != std::string::npos);
   CHECK(second.find("result=0.964028") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cache: a failed disk write leaves no file behind and is not counted", "[pjrt][cache]") {
+  // Files the helper writes stop at 300 bytes (the entry is longer): writes fail with EFBIG.
+  // The write used to be unchecked at close, so the truncated entry was renamed into place and
+  // counted as written; a failed write left its temporary behind.
+  const std::string dir = temp_dir();
+  const std::string out = run_helper(dir, 300);
+  INFO(out);
+  CHECK(out.find("misses=1 compiles=1 disk_writes=0") != std::string::npos);
+  CHECK(out.find("result=0.964028") != std::string::npos);  // the executable still runs
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  INFO("files left: " << left.size());
+  CHECK(left.empty());
+  // Without the limit the same entry is written, and a later process loads it.
+  CHECK(run_helper(dir).find("disk_writes=1") != std::string::npos);
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    CHECK(e.path().extension() == ".ttexe");
+    CHECK(std::filesystem::file_size(e.path()) > 300);
+    ++entries;
+  }
+  CHECK(entries == 1);
+  CHECK(run_helper(dir).find("disk_hits=1 misses=0 compiles=0") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

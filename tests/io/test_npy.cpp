@@ -178,6 +178,16 @@ TEST_CASE("parse_npy: malformed headers", "[io][npy]") {
       torchtpu::parse_npy(make("{'descr': '<u1', 'fortran_order': False, 'shape': (99999999999, 99999999999, "
                                "99999999999)}", 0)),
       Contains("overflows"));
+  // (2**62, 2**62, 0): zero bytes; numel() is 0, not the wrapped product of the other sizes.
+  const NpyArray huge_empty = torchtpu::parse_npy(
+      make("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904, 0), }", 0));
+  CHECK(huge_empty.numel() == 0);
+  CHECK(huge_empty.data.empty());
+  NpyArray wrapped;
+  wrapped.shape = {int64_t{1} << 62, int64_t{1} << 62};
+  CHECK_THROWS_AS(wrapped.numel(), torchtpu::ValueError);  // was 0: 2^124 wraps
+  wrapped.shape = {(int64_t{1} << 62) + 1, 4};
+  CHECK_THROWS_WITH(wrapped.numel(), Contains("overflows int64"));  // was 4
   // A bool byte other than 0 or 1 is rejected rather than turned into an invalid bool.
   std::vector<std::byte> bad_bool = make("{'descr': '|b1', 'fortran_order': False, 'shape': (1,)}", 1);
   bad_bool.back() = std::byte{2};

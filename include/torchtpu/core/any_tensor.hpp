@@ -92,8 +92,7 @@ class AnyTensor {
   }
   /// Number of dims.
   int dim() const noexcept { return sizes().size(); }
-  /// Number of elements.
-  int64_t numel() const noexcept { return torchtpu::numel(sizes()); }
+  int64_t numel() const { return torchtpu::numel(sizes()); }  ///< **Errors:** as Tensor::numel
   /// Offset of element [0, ..., 0] in the storage, in elements.
   int64_t storage_offset() const noexcept {
     return visit([](const auto& t) { return t.storage_offset(); });

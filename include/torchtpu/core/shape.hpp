@@ -2,13 +2,14 @@
 // shape arithmetic shared by tensors and expressions: numel, contiguous strides, broadcasting.
 #pragma once
 #include <array>             // std::array
+#include <cstddef>           // size_t
 #include <cstdint>           // int64_t
 #include <initializer_list>  // std::initializer_list
 #include <span>              // std::span
 #include <string>            // std::string
 #include <string_view>       // std::string_view
 
-#include "errors.hpp"  // ShapeError, IndexError
+#include "errors.hpp"  // ShapeError, IndexError, ValueError
 
 namespace torchtpu {
 
@@ -104,20 +105,51 @@ class Dims {
   int n_ = 0;
 };
 
-/// Number of elements of a shape (1 for rank 0).
+inline std::string to_string(const Dims& d);
+
+namespace detail {
+[[noreturn]] inline void numel_overflow(const Dims& s) {
+  throw ShapeError("the number of elements of shape " + to_string(s) + " overflows int64");
+}
+[[noreturn]] inline void nbytes_overflow(const Dims& s, size_t elem_size) {
+  throw ValueError("Storage size calculation overflowed with sizes=" + to_string(s) + " and " +
+                   std::to_string(elem_size) + "-byte elements");
+}
+}  // namespace detail
+
+/// Number of elements of a shape (1 for rank 0; 0 if any size is 0, however large the others).
+/// **Errors:** ShapeError naming the shape when the product does not fit int64.
 constexpr int64_t numel(const Dims& s) {
+  for (int64_t x : s)
+    if (x == 0) return 0;
   int64_t n = 1;
-  for (int64_t x : s) n *= x;
+  for (int64_t x : s)
+    if (__builtin_mul_overflow(n, x, &n)) detail::numel_overflow(s);
   return n;
 }
 
-/// Row-major (C-order) strides for `sizes`, in elements.
+/// Bytes of a dense array of `shape` with `elem_size`-byte elements (sizes must be >= 0).
+/// **Errors:** ValueError "Storage size calculation overflowed ..." (as torch says) when the
+/// element count or the byte count does not fit int64; ShapeError as `numel`.
+inline size_t storage_nbytes(const Dims& shape, size_t elem_size) {
+  int64_t n = 1;
+  for (int64_t x : shape)
+    if (x == 0) return 0;
+  for (int64_t x : shape)
+    if (__builtin_mul_overflow(n, x, &n)) detail::nbytes_overflow(shape, elem_size);
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(elem_size), &bytes)) detail::nbytes_overflow(shape, elem_size);
+  return static_cast<size_t>(bytes);
+}
+
+/// Row-major (C-order) strides for `sizes`, in elements. Meaningful when `numel(sizes)` fits
+/// int64 (callers check that); the products are computed without undefined overflow anyway.
 constexpr Dims contiguous_strides(const Dims& sizes) {
   Dims st = Dims::filled(sizes.size(), 1);
-  int64_t acc = 1;
+  uint64_t acc = 1;
   for (int i = sizes.size() - 1; i >= 0; --i) {
-    st[i] = acc;
-    acc *= sizes[i] > 1 ? sizes[i] : 1;
+    st[i] = static_cast<int64_t>(acc);
+    acc *= sizes[i] > 1 ? static_cast<uint64_t>(sizes[i]) : 1;
   }
   return st;
 }

@@ -2,6 +2,7 @@
 // how to free itself (own 64-byte aligned allocation, or borrowed memory with a deleter).
 #pragma once
 #include <cstddef>   // size_t, std::byte
+#include <cstdint>   // PTRDIFF_MAX
 #include <cstdlib>   // std::aligned_alloc, std::free
 #include <cstring>   // std::memset
 #include <memory>    // std::shared_ptr
@@ -38,13 +39,26 @@ struct StorageImpl {
 
 using Storage = std::shared_ptr<StorageImpl>;
 
+/// A failed host allocation: a `std::bad_alloc` that says how many bytes were asked for.
+class AllocationError : public std::bad_alloc {
+ public:
+  explicit AllocationError(size_t nbytes)
+      : msg_("cannot allocate " + std::to_string(nbytes) + " bytes of host memory (out of memory)") {}
+  const char* what() const noexcept override { return msg_.c_str(); }
+
+ private:
+  std::string msg_;
+};
+
 /// Allocate `nbytes` of host memory, 64-byte aligned. Never returns null for nbytes > 0.
-/// **Errors:** std::bad_alloc.
+/// **Errors:** AllocationError (a std::bad_alloc naming the size) when the memory is not there
+/// or `nbytes` exceeds PTRDIFF_MAX.
 inline Storage allocate_storage(size_t nbytes) {
+  if (nbytes > static_cast<size_t>(PTRDIFF_MAX) - storage_alignment) throw AllocationError(nbytes);
   auto s = std::make_shared<StorageImpl>();
   const size_t rounded = (nbytes + storage_alignment - 1) / storage_alignment * storage_alignment;
   void* p = rounded ? std::aligned_alloc(storage_alignment, rounded) : nullptr;
-  if (rounded && !p) throw std::bad_alloc();
+  if (rounded && !p) throw AllocationError(nbytes);
   s->data = p;
   s->nbytes = nbytes;
   s->owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });

@@ -178,8 +178,8 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   int64_t stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
   /// Number of dims.
   int dim() const noexcept { return sizes_.size(); }
-  /// Number of elements.
-  int64_t numel() const noexcept { return torchtpu::numel(sizes_); }
+  /// **Errors:** ShapeError if the product of the sizes overflows int64 (a huge expanded view).
+  int64_t numel() const { return torchtpu::numel(sizes_); }
   /// Offset of element [0, ..., 0] in the storage, in elements.
   int64_t storage_offset() const noexcept { return offset_; }
   /// The element type as a run-time value.
@@ -406,7 +406,8 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   static Tensor empty(const Dims& shape) {
     for (int64_t s : shape)
       if (s < 0) throw ShapeError("empty: negative size in " + to_string(shape));
-    Tensor r(allocate_storage(size_t(torchtpu::numel(shape)) * sizeof(T)), shape,
+    const size_t nbytes = storage_nbytes(shape, sizeof(T));  // checked before the strides
+    Tensor r(allocate_storage(nbytes), shape,
              contiguous_strides(shape), 0);
     return r;
   }

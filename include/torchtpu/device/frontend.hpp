@@ -58,6 +58,8 @@ struct NodeInfo {
   bool keepdim = false;                    ///< Reduce / ArgReduce
   bool log = false;                        ///< Softmax: log_softmax
   double scalar = 0;                       ///< Scalar: the value in its opmath type, as double
+  bool int_scalar = false;                 ///< Scalar: the value is an integer ...
+  int64_t iscalar = 0;                     ///< ... exactly this one (double loses bits past 2^53)
   const Dims* batch = nullptr;             ///< Contract: broadcast batch shape
   ///@{
   /// Contract: matrix sizes `[m, k] @ [k, n]`.
@@ -132,6 +134,10 @@ int add_to_tree(const DeviceHooks& h, void* t, const E& e) {
     if constexpr (is_scalar_node<E>) {
       n.kind = NodeInfo::Kind::Scalar;
       n.scalar = static_cast<double>(opmath_t<V>(e.value));
+      if constexpr (std::is_integral_v<opmath_t<V>> && !std::is_same_v<opmath_t<V>, bool>) {
+        n.int_scalar = true;
+        n.iscalar = static_cast<int64_t>(opmath_t<V>(e.value));
+      }
       return h.tree_node(t, n);
     } else if constexpr (requires { e.args; }) {  // MapNode
       using Op = std::decay_t<decltype(e.op)>;

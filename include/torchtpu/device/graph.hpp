@@ -12,6 +12,7 @@
 #include <atomic>         // std::atomic
 #include <cstdint>        // int64_t, uint64_t
 #include <cstring>        // std::memcpy
+#include <exception>      // std::exception_ptr, std::rethrow_exception
 #include <functional>     // std::function
 #include <map>            // std::map
 #include <memory>         // std::shared_ptr, std::weak_ptr
@@ -39,7 +40,8 @@ class PendingGraph;
 
 /// The storage of a tensor on a PJRT device (`StorageImpl::device_handle` points to one):
 /// a dense row-major array of `dims` on one device, either materialized (`buffer`) or still
-/// pending in a deferred graph (`graph`, statement `stmt`).
+/// pending in a deferred graph (`graph`, statement `stmt`), or failed (`error`: the flush that
+/// was to compute it threw; every later use rethrows that error).
 ///
 /// **Ownership:** `buffer` is shared with the statements of deferred graphs that read it;
 /// it lives until the last of them and the array are gone. Fields are guarded by the owning
@@ -55,12 +57,13 @@ struct DeviceArray {
   std::shared_ptr<pjrt::Buffer> buffer;  ///< null while pending
   std::shared_ptr<PendingGraph> graph;   ///< non-null while pending
   int stmt = -1;                         ///< producing statement while pending
-  /// Number of elements.
-  int64_t numel() const noexcept {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
+  std::exception_ptr error;              ///< non-null once failed (then no buffer, no graph)
+  /// Rethrows the error of the flush that failed to compute this array, if any.
+  void check_not_failed() const {
+    if (error) std::rethrow_exception(error);
   }
+  /// **Errors:** ShapeError if the element count overflows int64.
+  int64_t numel() const { return torchtpu::numel(Dims(dims.begin(), dims.end())); }
 };
 
 /// One input of a statement, fixed when the statement is recorded: a materialized buffer (a
@@ -95,31 +98,42 @@ struct Statement {
 /// Op hooks receive it as their `B`, so their constants are shared too.
 class ConstantHoistingBuilder : public stablehlo::Builder {
  public:
-  /// Deduplication key of a constant: value bits, dtype, dims.
-  using Key = std::tuple<uint64_t, int, std::vector<int64_t>>;  // value bits, dtype, dims
+  /// Value bits (of the double, or the int64 for integer constants), dtype, dims, integer?
+  using Key = std::tuple<uint64_t, int, std::vector<int64_t>, bool>;
 
   /// `Builder::constant`, deduplicated; while recording, also remembers the request.
   stablehlo::Value constant(double value, ScalarType dtype, std::vector<int64_t> dims = {}) {
     uint64_t bits = 0;
     std::memcpy(&bits, &value, sizeof bits);
-    Key key{bits, static_cast<int>(dtype), dims};
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    if (recording_) recorded_.push_back(key);
-    stablehlo::Value v = stablehlo::Builder::constant(value, dtype, std::move(dims));
-    cache_.emplace(std::move(key), v);
-    return v;
+    return cached(Key{bits, static_cast<int>(dtype), std::move(dims), false});
+  }
+  /// `Builder::constant_int` (exact int64), deduplicated likewise.
+  stablehlo::Value constant_int(int64_t value, ScalarType dtype, std::vector<int64_t> dims = {}) {
+    return cached(Key{static_cast<uint64_t>(value), static_cast<int>(dtype), std::move(dims), true});
   }
   /// Emits the constants `keys` now (before any op that uses them).
   void hoist(const std::vector<Key>& keys) {
-    for (const Key& k : keys) {
-      double v = 0;
-      std::memcpy(&v, &std::get<0>(k), sizeof v);
-      constant(v, static_cast<ScalarType>(std::get<1>(k)), std::get<2>(k));
-    }
+    for (const Key& k : keys) cached(k);
   }
 
  private:
+  stablehlo::Value cached(Key key) {
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    if (recording_) recorded_.push_back(key);
+    const auto& [bits, dtype, dims, is_int] = key;
+    stablehlo::Value v;
+    if (is_int) {
+      v = stablehlo::Builder::constant_int(static_cast<int64_t>(bits), static_cast<ScalarType>(dtype), dims);
+    } else {
+      double d = 0;
+      std::memcpy(&d, &bits, sizeof d);
+      v = stablehlo::Builder::constant(d, static_cast<ScalarType>(dtype), dims);
+    }
+    cache_.emplace(std::move(key), v);
+    return v;
+  }
+
   friend class PendingGraph;
   bool recording_ = false;
   std::vector<Key> recorded_;
@@ -228,15 +242,24 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
   }
 
   /// The input reference for `a` (which must live on this graph's device).
+  /// **Errors:** the original error of the flush that failed to compute `a`; ValueError for an
+  /// array pending in another graph or one that has no value.
   Ref ref_for(const DeviceArray& a) {
     std::lock_guard<std::recursive_mutex> lock(mu_);
+    a.check_not_failed();
     Ref r;
     r.dtype = a.dtype;
     r.dims = a.dims;
     if (a.graph) {
       if (a.graph.get() != this) throw ValueError("internal: device array pending in another graph");
+      if (a.stmt < 0 || a.stmt >= static_cast<int>(stmts_.size()) ||
+          stmts_[static_cast<size_t>(a.stmt)].out.lock().get() != &a)
+        throw ValueError("internal: device array on " + device_.str() +
+                         " refers to a statement its graph no longer holds");
       r.stmt = a.stmt;
     } else {
+      if (!a.buffer)
+        throw ValueError("device tensor on " + device_.str() + " has no value: the program that computed it failed");
       r.buffer = a.buffer;
     }
     return r;
@@ -244,11 +267,15 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
 
   /// Records `st` producing a new array of `dtype`/`dims`; with `run_now` (debug/strict
   /// mode) runs it at once. Hold `mutex()` from `make_room()` through this call.
-  /// **Errors:** DeviceError from compilation or execution (the deferred statements are
-  /// dropped, their arrays stay pending-less and unusable).
+  /// The statement is type-checked here (emitted once into a scratch builder per distinct
+  /// signature), so an op StableHLO rejects fails at the statement, not at a later flush.
+  /// **Errors:** TypeError/ShapeError/ValueError/UnsupportedOperator from the type check (nothing
+  /// is recorded); with `run_now`, DeviceError from compilation or execution. A flush that fails
+  /// puts every array it was to compute in the failed state (`DeviceArray::error`).
   std::shared_ptr<DeviceArray> record(Statement st, ScalarType dtype, std::vector<int64_t> dims,
                                       bool run_now) {
     std::lock_guard<std::recursive_mutex> lock(mu_);
+    type_check(st, dtype, dims);
     auto arr = std::make_shared<DeviceArray>();
     arr->client = client_;
     arr->device_index = device_index_;
@@ -278,6 +305,8 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
   }
 
   /// The flush itself (the runtime table's `flush_locked`); call `flush()` instead.
+  /// Every live array of the graph leaves it here: computed (`buffer`) on success, failed
+  /// (`error`, the exception thrown) otherwise; the graph is empty afterwards either way.
   void flush_locked_now() {
     if (stmts_.empty()) return;
     std::vector<Statement> stmts = std::move(stmts_);
@@ -285,15 +314,62 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     // Live results are outputs; walk back from them to find the statements needed.
     std::vector<std::shared_ptr<DeviceArray>> outs;
     std::vector<int> out_stmt;
-    std::vector<char> needed(stmts.size(), 0);
     for (size_t i = 0; i < stmts.size(); ++i) {
       if (auto a = stmts[i].out.lock(); a && a->graph.get() == this && a->stmt == static_cast<int>(i)) {
         outs.push_back(a);
         out_stmt.push_back(static_cast<int>(i));
-        needed[i] = 1;
       }
     }
     if (outs.empty()) return;
+    std::vector<std::shared_ptr<pjrt::Buffer>> buffers;
+    try {
+      buffers = run_program(stmts, out_stmt);
+    } catch (...) {
+      // One program computes every output, so they all fail with its error; none keeps a
+      // statement index into a graph that no longer holds it.
+      const std::exception_ptr err = std::current_exception();
+      for (auto& a : outs) {
+        a->graph.reset();
+        a->stmt = -1;
+        a->error = err;
+      }
+      throw;
+    }
+    for (size_t j = 0; j < outs.size(); ++j) {
+      outs[j]->buffer = std::move(buffers[j]);
+      outs[j]->graph.reset();
+      outs[j]->stmt = -1;
+    }
+  }
+
+ private:
+  /// Emits `st` alone into a scratch builder (parameters for its inputs), so the Builder's
+  /// shape and dtype checks run at record time. Remembers checked signatures (the signature
+  /// fixes the emitted text), so a statement seen before costs one set lookup.
+  void type_check(const Statement& st, ScalarType dtype, const std::vector<int64_t>& dims) const {
+    static std::mutex checked_mu;
+    static auto* checked = new std::unordered_map<std::string, char>();  // leaked, bounded below
+    {
+      std::lock_guard<std::mutex> lock(checked_mu);
+      if (checked->contains(st.sig)) return;
+    }
+    Emitter em;
+    for (const Ref& r : st.inputs) em.inputs_.push_back(em.b_.parameter(r.dtype, r.dims));
+    const stablehlo::Value v = st.emit(em);
+    if (v.dtype != dtype || v.dims != dims)
+      throw ValueError("internal: statement '" + st.op_name + "' emits " + stablehlo::tensor_type(v) +
+                       ", recorded as " + stablehlo::tensor_type(dtype, dims));
+    std::lock_guard<std::mutex> lock(checked_mu);
+    if (checked->size() > 4096) checked->clear();
+    checked->emplace(st.sig, 1);
+  }
+
+  /// Builds (or finds) the program computing statements `out_stmt` of `stmts`, runs it and
+  /// returns one buffer per output. Throws whatever building, compiling or running throws.
+  std::vector<std::shared_ptr<pjrt::Buffer>> run_program(const std::vector<Statement>& stmts,
+                                                         const std::vector<int>& out_stmt) {
+    std::vector<char> needed(stmts.size(), 0);
+    for (int s : out_stmt) needed[static_cast<size_t>(s)] = 1;
     for (size_t i = stmts.size(); i-- > 0;)
       if (needed[i])
         for (const Ref& r : stmts[i].inputs)
@@ -371,23 +447,20 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
       ++detail::counters().executions;
       if (await_now) ++detail::counters().awaited;
     } catch (const DeviceError& e) {
-      for (auto& a : outs) a->graph.reset();
       if (execution_mode() == ExecutionMode::Debug)
         throw DeviceError(e.code(), "debug mode: op '" + op_names + "' on " + device_.str() +
                                         " failed: " + e.what());
       throw;
     }
-    if (results.size() != outs.size())
+    if (results.size() != out_stmt.size())
       throw DeviceError(13, "internal: program returned " + std::to_string(results.size()) +
-                                " results for " + std::to_string(outs.size()) + " outputs");
-    for (size_t j = 0; j < outs.size(); ++j) {
-      outs[j]->buffer = std::make_shared<pjrt::Buffer>(std::move(results[j]));
-      outs[j]->graph.reset();
-      outs[j]->stmt = -1;
-    }
+                                " results for " + std::to_string(out_stmt.size()) + " outputs");
+    std::vector<std::shared_ptr<pjrt::Buffer>> out;
+    out.reserve(results.size());
+    for (auto& r : results) out.push_back(std::make_shared<pjrt::Buffer>(std::move(r)));
+    return out;
   }
 
- private:
   void flush_locked() { flush_locked_now(); }
 
   mutable std::recursive_mutex mu_;
@@ -487,6 +560,7 @@ inline void download(const std::shared_ptr<DeviceArray>& a, void* dst, size_t by
     auto g = graph_for(a->device);
     std::lock_guard<std::recursive_mutex> lock(g->mutex());
     if (a->graph) a->graph->flush();
+    a->check_not_failed();
     if (!a->buffer)
       throw ValueError("device tensor on " + a->device.str() +
                        " has no value: the program that computed it failed");
@@ -572,8 +646,7 @@ inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& b
                                 const Dims& strides, int64_t offset) {
   const std::vector<int64_t> out(sizes.begin(), sizes.end());
   const int64_t n = base.numel();
-  int64_t total = 1;
-  for (int64_t s : sizes) total *= s;
+  const int64_t total = numel(sizes);  // ShapeError when a (broadcast) view's size overflows
   {  // dense identity view: only a reshape (or nothing)
     bool dense = offset == 0 && total == n;
     int64_t expect = 1;

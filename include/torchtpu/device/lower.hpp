@@ -86,24 +86,19 @@ inline stablehlo::ReduceOp reduce_op_for(std::string_view hlo, std::string_view 
   throw UnsupportedOperator("reduction '" + std::string(name) + "' has no StableHLO lowering yet");
 }
 
-/// The identity of a reducer in dtype `t` (-inf for max on floats, lowest for integers, ...).
+/// The identity of a reducer in dtype `t` (-inf for max on floats, lowest for integers, ...);
+/// integer identities are exact integer literals (INT64_MAX itself, not a nearby double).
 inline Value reduce_identity(Builder& b, stablehlo::ReduceOp op, ScalarType t) {
   const double inf = std::numeric_limits<double>::infinity();
-  double v = 0;
+  const bool is_int = !is_floating(t);
+  const auto [lo, hi] = stablehlo::int_range(t);
   switch (op) {
-    case stablehlo::ReduceOp::Add: case stablehlo::ReduceOp::Or: v = 0; break;
-    case stablehlo::ReduceOp::Mul: case stablehlo::ReduceOp::And: v = 1; break;
-    case stablehlo::ReduceOp::Max:
-      v = is_floating(t) ? -inf : t == ScalarType::Int64 ? -9223372036854775808.0
-          : t == ScalarType::Int32 ? -2147483648.0 : 0;
-      break;
-    case stablehlo::ReduceOp::Min:
-      // int64: the largest double below 2^63 (2^63 itself does not fit an i64 literal)
-      v = is_floating(t) ? inf : t == ScalarType::Int64 ? 9223372036854774784.0
-          : t == ScalarType::Int32 ? 2147483647.0 : t == ScalarType::UInt8 ? 255 : 1;
-      break;
+    case stablehlo::ReduceOp::Add: case stablehlo::ReduceOp::Or: return b.constant_int(0, t);
+    case stablehlo::ReduceOp::Mul: case stablehlo::ReduceOp::And: return b.constant_int(1, t);
+    case stablehlo::ReduceOp::Max: return is_int ? b.constant_int(lo, t) : b.constant(-inf, t);
+    case stablehlo::ReduceOp::Min: return is_int ? b.constant_int(hi, t) : b.constant(inf, t);
   }
-  return b.constant(v, t);
+  throw DeviceError(13, "internal: unknown reducer");
 }
 
 /// Reduction of `x` over `dims` by the reducer whose `hlo` name is given (identity as init).
@@ -135,9 +130,9 @@ inline Value lower_argreduce(Builder& b, Value x, int dim, bool is_max) {
   Value hit = b.compare(stablehlo::CompareDirection::EQ, x, mb);
   if (is_floating(x.dtype)) hit = b.binary("or", hit, b.compare(stablehlo::CompareDirection::NE, x, x));
   Value iota = b.iota(ScalarType::Int64, x.dims, dim);
-  Value big = b.constant(static_cast<double>(x.dims[static_cast<size_t>(dim)]), ScalarType::Int64, x.dims);
+  Value big = b.constant_int(x.dims[static_cast<size_t>(dim)], ScalarType::Int64, x.dims);
   Value idx = b.select(hit, iota, big);
-  return b.reduce(idx, b.constant(static_cast<double>(x.dims[static_cast<size_t>(dim)]), ScalarType::Int64),
+  return b.reduce(idx, b.constant_int(x.dims[static_cast<size_t>(dim)], ScalarType::Int64),
                   stablehlo::ReduceOp::Min, {dim});
 }
 
@@ -290,6 +285,10 @@ inline void append_tree_sig(std::string& s, const ExprTree& t) {
     append_bytes(s, n.mask);
     append_bytes(s, n.dim);
     append_bytes(s, n.scalar);
+    if (n.int_scalar) {
+      s += 'i';
+      append_bytes(s, n.iscalar);
+    }
     s += std::to_string(n.leaf);
     if (n.kind == TreeNode::Kind::Contract) {
       append_dims(s, n.batch);
@@ -324,6 +323,14 @@ inline void collect_inputs(PendingGraph& g, const ExprTree& t, std::vector<Ref>&
   }
 }
 
+/// The value of scalar node `n` as a splat constant of `dtype`: integer scalars stay integers
+/// (exact above 2^53), others go through their double value.
+inline Value scalar_constant(ConstantHoistingBuilder& b, const TreeNode& n, ScalarType dtype,
+                             const std::vector<int64_t>& dims) {
+  if (n.int_scalar && !is_floating(dtype)) return b.constant_int(n.iscalar, dtype, dims);
+  return b.constant(n.scalar, dtype, dims);
+}
+
 /// Emits node `idx` of `t`; the result has the node's dtype and shape.
 inline Value lower_node(Emitter& em, const ExprTree& t, int idx, stablehlo::Precision prec) {
   auto& b = em.builder();  // constants through the hoisting builder (also in op hooks)
@@ -338,13 +345,13 @@ inline Value lower_node(Emitter& em, const ExprTree& t, int idx, stablehlo::Prec
       return view_of(b, base, l.sizes, l.strides, l.offset);
     }
     case TreeNode::Kind::Scalar:
-      return b.constant(n.scalar, n.dtype, out);
+      return scalar_constant(b, n, n.dtype, out);
     case TreeNode::Kind::Map: {
       std::vector<Value> x(n.children.size());
       for (size_t i = 0; i < n.children.size(); ++i) {
         const TreeNode& c = t.nodes[static_cast<size_t>(n.children[i])];
         const ScalarType want = (i == 0 && n.promote_first_to_bool) ? ScalarType::Bool : n.compute;
-        if (c.kind == TreeNode::Kind::Scalar) x[i] = b.constant(c.scalar, want, out);
+        if (c.kind == TreeNode::Kind::Scalar) x[i] = scalar_constant(b, c, want, out);
         else x[i] = broadcast_to(b, convert_to(b, child(i), want), out);
       }
       const auto& hooks = op_hooks().map;
@@ -443,7 +450,7 @@ inline int copy_leafified(const std::shared_ptr<PendingGraph>& g, const ExprTree
     auto arr = run_split(g, src, idx, n.dtype, n.shape);
     auto s = std::make_shared<StorageImpl>();
     s->device = g->device();
-    s->nbytes = static_cast<size_t>(numel(n.shape)) * dtype_size(n.dtype);
+    s->nbytes = storage_nbytes(n.shape, dtype_size(n.dtype));
     s->device_handle = std::move(arr);
     TreeNode c;
     c.kind = TreeNode::Kind::Leaf;

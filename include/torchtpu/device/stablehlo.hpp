@@ -13,6 +13,7 @@
 #include <cstdint>      // int64_t
 #include <cstdio>       // std::snprintf
 #include <initializer_list> // std::initializer_list
+#include <limits>       // std::numeric_limits
 #include <optional>     // std::optional
 #include <span>         // std::span
 #include <string>       // std::string
@@ -42,7 +43,7 @@ struct Value {
   bool valid() const noexcept { return id >= 0; }
   /// Number of dims.
   int64_t rank() const noexcept { return static_cast<int64_t>(dims.size()); }
-  /// Number of elements.
+  /// Element count. Never overflows: `Builder` rejects shapes whose size overflows int64.
   int64_t numel() const noexcept {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
@@ -133,7 +134,46 @@ inline std::string shape_str(std::span<const int64_t> dims) {
   return s + "]";
 }
 
+/// The smallest and largest value of integer dtype `t` (bool: 0 and 1).
+constexpr std::pair<int64_t, int64_t> int_range(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return {0, 1};
+    case ScalarType::UInt8: return {0, 255};
+    case ScalarType::Int32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+/// `v` converted to integer dtype `t` as XLA converts floats to integers: truncated toward
+/// zero and saturated to the dtype's range; NaN gives 0. Never an undefined cast.
+inline int64_t saturate_to_int(double v, ScalarType t) {
+  if (std::isnan(v)) return 0;
+  const auto [lo, hi] = int_range(t);
+  // double(lo) is exact (-2^k); double(hi) rounds up to 2^k for int64, so `>=` saturates there.
+  if (v <= static_cast<double>(lo)) return lo;
+  if (v >= static_cast<double>(hi)) return hi;
+  return static_cast<int64_t>(v);
+}
+
+/// `v` converted to integer dtype `t` as C++ (and torch) convert integers: two's-complement
+/// wrap-around to the dtype's width; bool is `v != 0`.
+constexpr int64_t wrap_to_int(int64_t v, ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return v != 0;
+    case ScalarType::UInt8: return static_cast<uint8_t>(v);
+    case ScalarType::Int32: return static_cast<int32_t>(v);
+    default: return v;
+  }
+}
+
+/// Literal text of an integer element of integer dtype `t` (`v` already in its range).
+inline std::string int_literal(int64_t v, ScalarType t) {
+  if (t == ScalarType::Bool) return v != 0 ? "true" : "false";
+  return std::to_string(v);
+}
+
 /// Literal text of one element of type `t` (decimal that round-trips, hex for inf/nan).
+/// Integer dtypes take `v` truncated and saturated to their range (`saturate_to_int`).
 inline std::string literal(double v, ScalarType t) {
   char buf[64];
   switch (t) {
@@ -141,8 +181,7 @@ inline std::string literal(double v, ScalarType t) {
     case ScalarType::UInt8:
     case ScalarType::Int32:
     case ScalarType::Int64:
-      std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(v));
-      return buf;
+      return int_literal(saturate_to_int(v, t), t);
     default: break;
   }
   if (std::isnan(v) || std::isinf(v)) {
@@ -163,6 +202,18 @@ inline std::string literal(double v, ScalarType t) {
   return buf;
 }
 
+/// Throws ShapeError naming `op` if an array of `dims` (elements of up to 8 bytes) has more
+/// bytes than int64 counts.
+inline void check_size(std::string_view op, std::span<const int64_t> dims) {
+  for (int64_t d : dims)
+    if (d < 0) throw ShapeError(std::string(op) + ": negative dimension in shape " + shape_str(dims));
+  for (int64_t d : dims)
+    if (d == 0) return;
+  int64_t n = 8;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw ShapeError(std::string(op) + ": the size of shape " + shape_str(dims) + " overflows int64");
+}
 constexpr std::string_view precision_name(Precision p) {
   return p == Precision::Default ? "DEFAULT" : p == Precision::High ? "HIGH" : "HIGHEST";
 }
@@ -188,6 +239,15 @@ class Builder {
   Value constant(double value, ScalarType dtype, std::vector<int64_t> dims = {}) {
     Value v = make(dtype, std::move(dims));
     emit(v, "stablehlo.constant dense<" + literal(value, dtype) + "> : " + tensor_type(v));
+    return v;
+  }
+
+  /// A splat integer constant, exact for every int64 (no trip through double): `value`
+  /// wrapped to an integer `dtype` (as C++ converts), rounded to a floating one.
+  Value constant_int(int64_t value, ScalarType dtype, std::vector<int64_t> dims = {}) {
+    if (is_floating(dtype)) return constant(static_cast<double>(value), dtype, std::move(dims));
+    Value v = make(dtype, std::move(dims));
+    emit(v, "stablehlo.constant dense<" + int_literal(wrap_to_int(value, dtype), dtype) + "> : " + tensor_type(v));
     return v;
   }
 
@@ -519,6 +579,7 @@ class Builder {
 
  private:
   Value make(ScalarType dtype, std::vector<int64_t> dims) {
+    check_size("StableHLO value", dims);
     Value v;
     v.id = next_id_++;
     v.builder = uid_;

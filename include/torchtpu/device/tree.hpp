@@ -45,6 +45,8 @@ struct TreeNode {
   bool log = false;
   /// Scalar: the value in its opmath type.
   double scalar = 0;
+  bool int_scalar = false;  ///< Scalar: an integer value, exactly `iscalar`
+  int64_t iscalar = 0;
   int leaf = -1;  ///< Leaf: index into ExprTree::leaves
   /// Contract: broadcast batch shape.
   Dims batch;
@@ -113,6 +115,8 @@ struct ExprTree {
     n.keepdim = i.keepdim;
     n.log = i.log;
     n.scalar = i.scalar;
+    n.int_scalar = i.int_scalar;
+    n.iscalar = i.iscalar;
     if (i.batch) n.batch = *i.batch;
     n.m = i.m;
     n.k = i.k;
@@ -149,7 +153,7 @@ inline void scatter_dense(char* dst, const char* src, const Dims& sizes, const D
 inline bool covers_storage(const StorageImpl& s, ScalarType dtype, const Dims& sizes, const Dims& strides,
                            int64_t offset) {
   return strides == contiguous_strides(sizes) && offset == 0 &&
-         static_cast<size_t>(numel(sizes)) * dtype_size(dtype) == s.nbytes;
+         storage_nbytes(sizes, dtype_size(dtype)) == s.nbytes;
 }
 
 [[noreturn]] inline void partial_device_write(const StorageImpl& s, const Dims& sizes, int64_t offset) {
@@ -163,7 +167,7 @@ inline bool covers_storage(const StorageImpl& s, ScalarType dtype, const Dims& s
 inline Storage wrap_storage(std::shared_ptr<void> array, const Device& device, const Dims& dims, size_t elem_size) {
   auto s = std::make_shared<StorageImpl>();
   s->device = device;
-  s->nbytes = static_cast<size_t>(numel(dims)) * elem_size;
+  s->nbytes = storage_nbytes(dims, elem_size);
   s->download = [](const StorageImpl& self, void* dst) {
     device_hooks(self.device).download(self.device_handle, dst, self.nbytes);
   };
@@ -190,7 +194,7 @@ inline AssignResult assign_tree(const TreeRunner& k, ExprTree& t, StorageImpl* d
                      " into a tensor of shape " + to_string(sizes));
   if (dest && dest->device.is_cpu()) {  // device result copied into cpu memory: an observation
     const std::shared_ptr<void> arr = k.run(*dev, t, dtype, sizes);
-    const size_t elem = dtype_size(dtype), bytes = static_cast<size_t>(numel(sizes)) * elem;
+    const size_t elem = dtype_size(dtype), bytes = storage_nbytes(sizes, elem);
     char* base = static_cast<char*>(dest->data) + offset * static_cast<int64_t>(elem);
     if (strides == contiguous_strides(sizes)) {
       k.download(arr, base, bytes);

@@ -36,10 +36,16 @@ struct NpyArray {
   /// The raw data, row-major, little-endian.
   std::vector<std::byte> data;
 
-  /// Number of elements: the product of `shape` (1 for a 0-d array).
-  int64_t numel() const noexcept {
+  /// Number of elements: the product of `shape` (1 for a 0-d array, 0 if any size is 0).
+  /// **Errors:** ValueError when the product overflows int64.
+  int64_t numel() const {
+    for (int64_t d : shape)
+      if (d == 0) return 0;
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    for (int64_t d : shape)
+      if (__builtin_mul_overflow(n, d, &n))
+        throw ValueError("NpyArray::numel: the element count of a shape with " + std::to_string(shape.size()) +
+                         " dimensions overflows int64");
     return n;
   }
 

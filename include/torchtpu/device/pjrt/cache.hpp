@@ -3,10 +3,11 @@
 // TORCHTPU_CACHE_DIR is set (PJRT executable serialization); thread-safe; hit/miss counters.
 #pragma once
 #include <atomic>      // std::atomic
+#include <cerrno>      // errno, EINTR
 #include <cstdint>     // uint64_t
 #include <cstdio>      // std::snprintf
 #include <filesystem>  // std::filesystem::create_directories, rename
-#include <fstream>     // std::ifstream, std::ofstream
+#include <fstream>     // std::ifstream
 #include <future>      // std::promise, std::shared_future
 #include <iterator>    // std::istreambuf_iterator
 #include <memory>      // std::shared_ptr
@@ -16,7 +17,8 @@
 #include <string_view> // std::string_view
 #include <system_error> // std::error_code
 #include <unordered_map> // std::unordered_map
-#include <unistd.h>    // getpid
+#include <fcntl.h>     // open, O_WRONLY, O_CREAT, O_EXCL, O_CLOEXEC, O_DIRECTORY
+#include <unistd.h>    // getpid, write, fsync, close
 
 #include "client.hpp"  // Client, Executable, CompileOptions
 #include "plugin.hpp"  // detail::env_or_empty
@@ -39,7 +41,8 @@ struct CacheStats {
 /// `torchtpu-executable 1\n`, the full key (u64 little-endian length + bytes) and the plugin's
 /// `PJRT_Executable_Serialize` bytes (u64 length + bytes). The stored key is compared on load,
 /// so hash collisions or files from another plugin version are misses, never wrong programs.
-/// Files are written to a temporary name and renamed, so concurrent processes are safe.
+/// Files are written to a temporary name (every write checked, fsynced, closed with its error
+/// checked) and renamed, so concurrent processes are safe and a failed write leaves nothing.
 /// **Thread safety:** every method may be called concurrently; one program compiles once even
 /// when many threads ask for it at the same time.
 class CompilationCache {
@@ -214,6 +217,22 @@ class CompilationCache {
     return std::string(in);
   }
 
+  /// Writes `data` to `fd`, retrying short writes and EINTR. False on any error (EFBIG,
+  /// ENOSPC, EIO, ...).
+  static bool write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t w = ::write(fd, data.data(), data.size());
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(w));
+    }
+    return true;
+  }
+
+  /// Writes the entry to a temporary file next to `file`, checks every write, fsyncs and
+  /// closes it (checked too: a failed close can mean lost data), then renames it into place
+  /// and fsyncs the directory. On any failure the temporary is removed and nothing is renamed:
+  /// a truncated entry never takes the place of a good one, nor counts as written.
   bool write_entry(const std::filesystem::path& file, const std::string& key,
                    const std::string& bytes) {
     std::error_code ec;
@@ -225,15 +244,28 @@ class CompilationCache {
     data += bytes;
     const std::filesystem::path tmp =
         file.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(++tmp_counter_);
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      if (!f) return false;
-      f.write(data.data(), static_cast<std::streamsize>(data.size()));
-      if (!f) return false;
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    bool ok = write_all(fd, data);
+    ok = ok && ::fsync(fd) == 0;
+    ok = (::close(fd) == 0) && ok;
+    if (ok) {
+      std::filesystem::rename(tmp, file, ec);
+      ok = !ec;
     }
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) std::filesystem::remove(tmp, ec);
-    return !ec;
+    if (!ok) {
+      std::filesystem::remove(tmp, ec);
+      return false;
+    }
+    // The rename itself reaches the disk with the directory (best effort: not every file
+    // system lets a directory be fsynced).
+    const std::string dir_name = file.parent_path().empty() ? "." : file.parent_path().string();
+    const int dir = ::open(dir_name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      (void)::fsync(dir);
+      (void)::close(dir);
+    }
+    return true;
   }
 
   mutable std::mutex mu_;

@@ -185,17 +185,7 @@ class Client : public std::enable_shared_from_this<Client> {
     return c;
   }
 
-  ~Client() {
-    if (handle_ && plugin_->has(capi::Slot::Client_Destroy)) {
-      capi::PJRT_Client_Destroy_Args a{};
-      a.struct_size = sizeof(a);
-      a.client = handle_;
-      try {
-        plugin_->call(capi::Slot::Client_Destroy, &a, "PJRT_Client_Destroy");
-      } catch (...) {
-      }
-    }
-  }
+  ~Client() { destroy_handle(); }
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
@@ -271,23 +261,50 @@ class Client : public std::enable_shared_from_this<Client> {
     c.create_options = named.empty() ? nullptr : named.data();
     c.num_options = named.size();
     plugin_->call(Slot::Client_Create, &c, "PJRT_Client_Create");
-    handle_ = c.client;
+    handle_ = detail::check_handle(c.client, "PJRT_Client_Create", "client");
+    // From here the destructor would not run if we threw: destroy the PJRT client ourselves.
+    try {
+      describe();
+    } catch (...) {
+      destroy_handle();
+      throw;
+    }
+  }
+
+  /// Reads the platform name and version and the device lists of the new client.
+  void describe() {
+    using namespace capi;
     PJRT_Client_PlatformName_Args pn{};
     pn.struct_size = sizeof(pn);
     pn.client = handle_;
     plugin_->call(Slot::Client_PlatformName, &pn, "PJRT_Client_PlatformName");
-    platform_name_.assign(pn.platform_name, pn.platform_name_size);
+    if (pn.platform_name_size) detail::check_handle(pn.platform_name, "PJRT_Client_PlatformName", "name");
+    platform_name_.assign(pn.platform_name ? pn.platform_name : "", pn.platform_name_size);
     if (plugin_->has(Slot::Client_PlatformVersion)) {
       PJRT_Client_PlatformVersion_Args pv{};
       pv.struct_size = sizeof(pv);
       pv.client = handle_;
       plugin_->call(Slot::Client_PlatformVersion, &pv, "PJRT_Client_PlatformVersion");
-      platform_version_.assign(pv.platform_version, pv.platform_version_size);
+      if (pv.platform_version_size) detail::check_handle(pv.platform_version, "PJRT_Client_PlatformVersion", "version");
+      platform_version_.assign(pv.platform_version ? pv.platform_version : "", pv.platform_version_size);
     }
     addressable_ = list_devices(Slot::Client_AddressableDevices, "PJRT_Client_AddressableDevices");
     devices_ = plugin_->has(Slot::Client_Devices)
                    ? list_devices(Slot::Client_Devices, "PJRT_Client_Devices")
                    : addressable_;
+  }
+
+  void destroy_handle() noexcept {
+    if (handle_ && plugin_->has(capi::Slot::Client_Destroy)) {
+      capi::PJRT_Client_Destroy_Args a{};
+      a.struct_size = sizeof(a);
+      a.client = handle_;
+      try {
+        plugin_->call(capi::Slot::Client_Destroy, &a, "PJRT_Client_Destroy");
+      } catch (...) {
+      }
+    }
+    handle_ = nullptr;
   }
 
   std::vector<Device> list_devices(capi::Slot slot, const char* what) const {
@@ -296,15 +313,17 @@ class Client : public std::enable_shared_from_this<Client> {
     d.struct_size = sizeof(d);
     d.client = handle_;
     plugin_->call(slot, &d, what);
+    if (d.num_devices) detail::check_handle(d.devices, what, "device list");
     std::vector<Device> out;
     for (size_t i = 0; i < d.num_devices; ++i) {
       Device dev;
-      dev.handle = d.devices[i];
+      dev.handle = detail::check_handle(d.devices[i], what, "device");
       dev.index = static_cast<int>(i);
       PJRT_Device_GetDescription_Args g{};
       g.struct_size = sizeof(g);
       g.device = dev.handle;
       plugin_->call(Slot::Device_GetDescription, &g, "PJRT_Device_GetDescription");
+      detail::check_handle(g.device_description, "PJRT_Device_GetDescription", "description");
       PJRT_DeviceDescription_Id_Args id{};
       id.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_DeviceDescription_Id_Args, id);
       id.device_description = g.device_description;
@@ -314,7 +333,8 @@ class Client : public std::enable_shared_from_this<Client> {
       k.struct_size = sizeof(k);
       k.device_description = g.device_description;
       plugin_->call(Slot::DeviceDescription_Kind, &k, "PJRT_DeviceDescription_Kind");
-      dev.kind.assign(k.device_kind, k.device_kind_size);
+      if (k.device_kind_size) detail::check_handle(k.device_kind, "PJRT_DeviceDescription_Kind", "kind");
+      dev.kind.assign(k.device_kind ? k.device_kind : "", k.device_kind_size);
       out.push_back(std::move(dev));
     }
     return out;
@@ -351,6 +371,12 @@ class Buffer {
       throw;
     }
     dims_.assign(d.dims, d.dims + d.num_dims);
+    try {
+      size_bytes_ = checked_size_bytes(dtype_, dims_, "PJRT_Buffer_Dimensions");
+    } catch (...) {
+      reset();
+      throw;
+    }
     if (p.has(Slot::Buffer_Device)) {
       PJRT_Buffer_Device_Args dv{};
       dv.struct_size = sizeof(dv);
@@ -368,7 +394,7 @@ class Buffer {
   /// Takes `o`'s buffer; `o` becomes empty (`handle()` is null).
   Buffer(Buffer&& o) noexcept
       : client_(std::move(o.client_)), handle_(std::exchange(o.handle_, nullptr)),
-        dtype_(o.dtype_), dims_(std::move(o.dims_)), device_index_(o.device_index_) {}
+        dtype_(o.dtype_), dims_(std::move(o.dims_)), size_bytes_(o.size_bytes_), device_index_(o.device_index_) {}
   /// Destroys the held buffer and takes `o`'s; `o` becomes empty.
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
@@ -377,6 +403,7 @@ class Buffer {
       handle_ = std::exchange(o.handle_, nullptr);
       dtype_ = o.dtype_;
       dims_ = std::move(o.dims_);
+      size_bytes_ = o.size_bytes_;
       device_index_ = o.device_index_;
     }
     return *this;
@@ -393,17 +420,35 @@ class Buffer {
   ScalarType dtype() const noexcept { return dtype_; }
   /// Sizes of each dim.
   const std::vector<int64_t>& dims() const noexcept { return dims_; }
-  /// Number of elements.
-  int64_t numel() const noexcept {
-    int64_t n = 1;
-    for (int64_t d : dims_) n *= d;
-    return n;
-  }
+  /// Element count (checked against overflow when the buffer was adopted).
+  int64_t numel() const noexcept { return static_cast<int64_t>(size_bytes_ / dtype_size(dtype_)); }
   /// Position of the buffer's device in `client()->addressable_devices()` (0 if the plugin
   /// cannot tell).
   int device_index() const noexcept { return device_index_; }
   /// Dense host size in bytes.
-  size_t size_bytes() const noexcept { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  size_t size_bytes() const noexcept { return size_bytes_; }
+
+  /// Bytes of a dense array of `dtype`/`dims`. **Errors:** ValueError naming `what` when a
+  /// dimension is negative or the element or byte count overflows int64.
+  static size_t checked_size_bytes(ScalarType dtype, std::span<const int64_t> dims, std::string_view what) {
+    int64_t n = 1;
+    bool overflow = false;
+    for (int64_t d : dims) {
+      if (d < 0) throw ValueError(std::string(what) + ": negative dimension " + std::to_string(d));
+      overflow |= __builtin_mul_overflow(n, d, &n);
+    }
+    int64_t bytes = 0;
+    overflow |= __builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes);
+    for (int64_t d : dims)
+      if (d == 0) return 0;
+    if (overflow) {
+      std::string shape = "[";
+      for (size_t i = 0; i < dims.size(); ++i) shape += (i ? ", " : "") + std::to_string(dims[i]);
+      throw ValueError(std::string(what) + ": the size of a " + std::string(dtype_name(dtype)) + " buffer of shape " +
+                       shape + "] overflows int64");
+    }
+    return static_cast<size_t>(bytes);
+  }
 
   /// Copies the buffer into dense row-major host memory and waits for the copy.
   /// **Units:** `dst_bytes` in bytes; must be at least `size_bytes()`.
@@ -460,7 +505,7 @@ class Buffer {
       a.buffer = handle_;
       a.dst_device = dst.handle;
       p.call(Slot::Buffer_CopyToDevice, &a, "PJRT_Buffer_CopyToDevice");
-      return Buffer(client_, a.dst_buffer);
+      return Buffer(client_, detail::check_handle(a.dst_buffer, "PJRT_Buffer_CopyToDevice", "buffer"));
     }
     std::vector<unsigned char> host(size_bytes());
     to_host(host.data(), host.size());
@@ -497,6 +542,7 @@ class Buffer {
   capi::PJRT_Buffer* handle_ = nullptr;  // owned; null when empty
   ScalarType dtype_ = ScalarType::Float;
   std::vector<int64_t> dims_;
+  size_t size_bytes_ = 0;
   int device_index_ = 0;
 };
 
@@ -516,6 +562,7 @@ class Executable {
     g.loaded_executable = handle_;
     try {
       p.call(Slot::LoadedExecutable_GetExecutable, &g, "PJRT_LoadedExecutable_GetExecutable");
+      detail::check_handle(g.executable, "PJRT_LoadedExecutable_GetExecutable", "executable");
       PJRT_Executable_NumOutputs_Args n{};
       n.struct_size = sizeof(n);
       n.executable = g.executable;
@@ -577,16 +624,15 @@ class Executable {
     PJRT_Buffer* const* arg_list = in.data();
     PJRT_Buffer** out_list = out.data();
     PJRT_Event* done = nullptr;
-    // ExecuteOptions keeps growing (PJRT-NOTES §3): zeroed storage with a reserved tail, and a
-    // struct_size that covers it, so newer plugins see "unset" for fields we do not know.
-    constexpr size_t kReserve = 64;
-    alignas(PJRT_ExecuteOptions) unsigned char opt_storage[sizeof(PJRT_ExecuteOptions) + kReserve] = {};
-    auto* opts = reinterpret_cast<PJRT_ExecuteOptions*>(opt_storage);
-    opts->struct_size = sizeof(opt_storage);
+    // ExecuteOptions keeps growing (PJRT-NOTES §3). struct_size says exactly how much of it we
+    // filled in: a newer plugin treats the fields past it as unset, whereas a struct_size
+    // covering zeroed bytes we do not know would make it read those zeros as real values.
+    PJRT_ExecuteOptions opts{};
+    opts.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, num_hlo_output_callbacks);
     PJRT_LoadedExecutable_Execute_Args a{};
     a.struct_size = sizeof(a);
     a.executable = handle_;
-    a.options = opts;
+    a.options = &opts;
     a.argument_lists = &arg_list;
     a.num_devices = 1;
     a.num_args = in.size();
@@ -610,6 +656,7 @@ class Executable {
       if (await_completion) p.await_event(done, "PJRT_LoadedExecutable_Execute (completion)");
       else p.destroy_event(done);  // not waited for: the outputs' own readiness orders later uses
       done = nullptr;
+      for (const PJRT_Buffer* o : out) detail::check_handle(o, "PJRT_LoadedExecutable_Execute", "output buffer");
       for (; i < out.size(); ++i) result.emplace_back(client_, std::exchange(out[i], nullptr));
     } catch (...) {
       p.destroy_event(done);
@@ -643,6 +690,7 @@ class Executable {
     g.struct_size = sizeof(g);
     g.loaded_executable = handle_;
     p.call(Slot::LoadedExecutable_GetExecutable, &g, "PJRT_LoadedExecutable_GetExecutable");
+    detail::check_handle(g.executable, "PJRT_LoadedExecutable_GetExecutable", "executable");
     PJRT_Executable_Destroy_Args d{};
     d.struct_size = sizeof(d);
     d.executable = g.executable;
@@ -686,8 +734,7 @@ class Executable {
 inline Buffer Client::buffer_from_host(const void* data, ScalarType dtype,
                                        std::span<const int64_t> dims, int device_index) {
   using namespace capi;
-  for (int64_t d : dims)
-    if (d < 0) throw ValueError("buffer_from_host: negative dimension " + std::to_string(d));
+  (void)Buffer::checked_size_bytes(dtype, dims, "buffer_from_host");  // negative or overflowing dims
   PJRT_Client_BufferFromHostBuffer_Args a{};
   a.struct_size = sizeof(a);
   a.client = handle_;
@@ -698,9 +745,18 @@ inline Buffer Client::buffer_from_host(const void* data, ScalarType dtype,
   a.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
   a.device = device(device_index).handle;
   plugin_->call(Slot::Client_BufferFromHostBuffer, &a, "PJRT_Client_BufferFromHostBuffer");
-  Buffer b(shared_from_this(), a.buffer);
+  // Whatever happens next, the plugin may still read `data` until done_with_host_buffer
+  // completes: wait for it before returning or throwing (the caller then frees `data`).
+  std::optional<Buffer> b;
+  try {
+    b.emplace(shared_from_this(), detail::check_handle(a.buffer, "PJRT_Client_BufferFromHostBuffer", "buffer"));
+  } catch (...) {
+    if (!a.buffer) plugin_->destroy_event(a.done_with_host_buffer);  // nothing reads `data`
+    else plugin_->await_event_quietly(a.done_with_host_buffer);
+    throw;
+  }
   plugin_->await_event(a.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer (transfer)");
-  return b;
+  return std::move(*b);
 }
 
 inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
@@ -722,7 +778,8 @@ inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
   a.compile_options = opts.data();
   a.compile_options_size = opts.size();
   plugin_->call(Slot::Client_Compile, &a, "PJRT_Client_Compile");
-  return std::make_shared<Executable>(shared_from_this(), a.executable, options);
+  return std::make_shared<Executable>(shared_from_this(),
+                                      detail::check_handle(a.executable, "PJRT_Client_Compile", "executable"), options);
 }
 
 inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes,
@@ -734,7 +791,9 @@ inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes,
   a.serialized_executable = bytes.data();
   a.serialized_executable_size = bytes.size();
   plugin_->call(Slot::Executable_DeserializeAndLoad, &a, "PJRT_Executable_DeserializeAndLoad");
-  return std::make_shared<Executable>(shared_from_this(), a.loaded_executable, options);
+  return std::make_shared<Executable>(
+      shared_from_this(),
+      detail::check_handle(a.loaded_executable, "PJRT_Executable_DeserializeAndLoad", "executable"), options);
 }
 
 }  // namespace torchtpu::pjrt

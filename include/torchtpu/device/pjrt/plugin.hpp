@@ -4,6 +4,7 @@
 #include <dlfcn.h>  // dlopen, dlsym, dlerror
 
 #include <algorithm>   // std::sort
+#include <chrono>      // std::chrono::microseconds
 #include <cstdlib>     // std::getenv
 #include <filesystem>  // std::filesystem::exists, directory_iterator
 #include <map>         // std::map
@@ -12,6 +13,7 @@
 #include <string>      // std::string
 #include <string_view> // std::string_view
 #include <system_error> // std::error_code
+#include <thread>      // std::this_thread::yield, sleep_for
 #include <vector>      // std::vector
 
 #include "../../core/errors.hpp"  // DeviceError, DeviceUnavailable
@@ -75,6 +77,16 @@ inline std::string env_or_empty(const char* name) {
   throw DeviceError(code, std::string(context) + ": " + message);
 }
 
+/// `h` itself; a DeviceError (INTERNAL) naming the PJRT function when a plugin returned no
+/// error but a null `what` (a handle torchtpu would otherwise dereference).
+template <class T>
+T* check_handle(T* h, std::string_view function, std::string_view what) {
+  if (h == nullptr)
+    throw DeviceError(capi::PJRT_Error_Code_INTERNAL,
+                      std::string(function) + ": the plugin returned no error but a null " + std::string(what));
+  return h;
+}
+
 }  // namespace detail
 
 /// A loaded PJRT plugin: the shared object, its `PJRT_Api` table and its version.
@@ -91,13 +103,18 @@ class Plugin {
   /// differs from ours or its minor is below 57 (the message names both versions), or a
   /// DeviceError from `PJRT_Plugin_Initialize`.
   static const Plugin& load(const std::string& path, bool emulated = false) {
-    static std::mutex mu;
-    static std::map<std::string, std::unique_ptr<Plugin>> registry;
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = registry.find(path);
-    if (it != registry.end()) return *it->second;
+    // Leaked, never destroyed: buffers and executables held by objects with static storage
+    // duration (a namespace-scope device tensor) call into their plugin after `main` returns.
+    struct Registry {
+      std::mutex mu;
+      std::map<std::string, std::unique_ptr<Plugin>> plugins;
+    };
+    static Registry* registry = new Registry();
+    std::lock_guard<std::mutex> lock(registry->mu);
+    auto it = registry->plugins.find(path);
+    if (it != registry->plugins.end()) return *it->second;
     std::unique_ptr<Plugin> p(new Plugin(path, emulated));
-    return *registry.emplace(path, std::move(p)).first->second;
+    return *registry->plugins.emplace(path, std::move(p)).first->second;
   }
 
   /// The plugin's function table; never null, lives until process exit.
@@ -142,19 +159,32 @@ class Plugin {
   }
 
   /// Awaits and destroys `ev` (null is a no-op); the event's error becomes a DeviceError.
+  /// A plugin without PJRT_Event_Await is polled with PJRT_Event_IsReady (then its status read
+  /// with PJRT_Event_Error); an event is never taken as complete without asking the plugin.
+  /// **Errors:** DeviceError from the event; DeviceError (UNIMPLEMENTED) when the plugin can
+  /// neither await nor poll events (the event is destroyed).
   void await_event(capi::PJRT_Event* ev, std::string_view what) const {
     if (ev == nullptr) return;
-    capi::PJRT_Event_Await_Args a{};
-    a.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(capi::PJRT_Event_Await_Args, event);
-    a.event = ev;
     capi::PJRT_Error* err = nullptr;
-    if (has(capi::Slot::Event_Await)) {
-      auto fn = reinterpret_cast<capi::PJRT_Error* (*)(capi::PJRT_Event_Await_Args*)>(
-          api_->slots[static_cast<int>(capi::Slot::Event_Await)]);
-      err = fn(&a);
+    try {
+      err = wait_for(ev);
+    } catch (...) {
+      destroy_event(ev);
+      throw;
     }
     destroy_event(ev);
     if (err) detail::throw_pjrt_error(api_, err, what);
+  }
+
+  /// `await_event` that drops the event's error: for cleanup paths that are already throwing.
+  /// Returns without waiting only when the plugin can neither await nor poll.
+  void await_event_quietly(capi::PJRT_Event* ev) const noexcept {
+    if (ev == nullptr) return;
+    try {
+      destroy_error(wait_for(ev));
+    } catch (...) {
+    }
+    destroy_event(ev);
   }
 
   /// Destroys a PJRT_Error without reading it; null is a no-op.
@@ -171,6 +201,35 @@ class Plugin {
   Plugin& operator=(const Plugin&) = delete;
 
  private:
+  /// Waits until `ev` completes; returns its error (owned by the caller) or null.
+  capi::PJRT_Error* wait_for(capi::PJRT_Event* ev) const {
+    using namespace capi;
+    PJRT_Event_Await_Args a{};
+    a.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Event_Await_Args, event);
+    a.event = ev;
+    if (has(Slot::Event_Await))
+      return reinterpret_cast<PJRT_Error* (*)(PJRT_Event_Await_Args*)>(
+          api_->slots[static_cast<int>(Slot::Event_Await)])(&a);
+    if (!has(Slot::Event_IsReady))
+      throw DeviceError(PJRT_Error_Code_UNIMPLEMENTED,
+                        "PJRT plugin " + path_ + " implements neither PJRT_Event_Await nor PJRT_Event_IsReady: "
+                        "torchtpu cannot tell when its work completes");
+    auto is_ready = reinterpret_cast<PJRT_Error* (*)(PJRT_Event_IsReady_Args*)>(
+        api_->slots[static_cast<int>(Slot::Event_IsReady)]);
+    for (unsigned spin = 0;; ++spin) {
+      PJRT_Event_IsReady_Args r{};
+      r.struct_size = TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Event_IsReady_Args, is_ready);
+      r.event = ev;
+      if (PJRT_Error* e = is_ready(&r)) return e;
+      if (r.is_ready) break;
+      if (spin < 64) std::this_thread::yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(spin < 1024 ? 10 : 1000));
+    }
+    if (!has(Slot::Event_Error)) return nullptr;
+    return reinterpret_cast<PJRT_Error* (*)(PJRT_Event_Error_Args*)>(
+        api_->slots[static_cast<int>(Slot::Event_Error)])(&a);
+  }
+
   Plugin(const std::string& path, bool emulated) : path_(path), emulated_(emulated) {
     // RTLD_LOCAL: plugins carry their own LLVM/protobuf/abseil; never dlclose (see class doc).
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

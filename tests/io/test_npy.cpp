@@ -178,6 +178,14 @@ TEST_CASE("parse_npy: malformed headers", "[io][npy]") {
       torchtpu::parse_npy(make("{'descr': '<u1', 'fortran_order': False, 'shape': (99999999999, 99999999999, "
                                "99999999999)}", 0)),
       Contains("overflows"));
+  // tests/fuzz/corpus/npy/repro_numel_overflow_zero_dim.npy: a 0 dimension made the byte count
+  // 0, but numel() multiplied the other dimensions first and overflowed int64.
+  CHECK_THROWS_WITH(
+      torchtpu::parse_npy(make("{'descr': '<u1', 'fortran_order': False, 'shape': (99999999999, 99999999999, "
+                               "0)}", 0)),
+      Contains("element count overflows"));
+  CHECK(torchtpu::parse_npy(make("{'descr': '<u1', 'fortran_order': False, 'shape': (99999999, 0, 99999999)}", 0))
+            .numel() == 0);
   // A bool byte other than 0 or 1 is rejected rather than turned into an invalid bool.
   std::vector<std::byte> bad_bool = make("{'descr': '|b1', 'fortran_order': False, 'shape': (1,)}", 1);
   bad_bool.back() = std::byte{2};

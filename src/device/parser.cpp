@@ -155,6 +155,22 @@ class Parser {
   }
 
  private:
+  /// Bounds the recursion of nested attributes and regions (deeply nested text would
+  /// otherwise overflow the stack): at most kMaxNesting levels, then INVALID_ARGUMENT.
+  static constexpr int kMaxNesting = 256;
+  struct NestGuard {
+    NestGuard(Parser& p, const char* what) : p_(p) {
+      if (++p_.depth_ > kMaxNesting) {
+        --p_.depth_;
+        p_.fail(kInvalidArgument, std::string(what) + " nest deeper than " + std::to_string(kMaxNesting) + " levels");
+      }
+    }
+    ~NestGuard() { --p_.depth_; }
+    NestGuard(const NestGuard&) = delete;
+    NestGuard& operator=(const NestGuard&) = delete;
+    Parser& p_;
+  };
+
   // ---- token helpers ----
   const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
   const Token& next() {
@@ -298,6 +314,7 @@ class Parser {
     return a;
   }
   Attr parse_attr() {
+    const NestGuard guard(*this, "attributes");
     const Token& t = peek();
     Attr a;
     if (t.kind == Token::Punct && t.text == "[") {
@@ -651,6 +668,7 @@ class Parser {
 
   /// `{ ^bb0(%a: tensor<f32>, %b: tensor<f32>): <one binary op> return }` → op.reducer.
   void parse_region(Op& op) {
+    const NestGuard guard(*this, "regions");
     const int line = peek().line;
     expect("{");
     std::vector<int> args;
@@ -906,6 +924,7 @@ class Parser {
   Program* root_ = nullptr;
   Program* prog_ = nullptr;
   bool seen_main_ = false;
+  int depth_ = 0;  // current nesting of parse_attr / parse_region (NestGuard)
   std::unordered_map<std::string, int> scope_;
   std::unordered_map<int, TensorType> slot_types_;
 

@@ -224,8 +224,10 @@ inline DLManagedTensor* to_dlpack(const AnyTensor& t, bool copy_to_host = false)
 /// **Dtypes:** `T` must match the DLPack dtype exactly (see `from_dlpack_dtype`).
 /// **Devices:** kDLCPU and kDLCUDAHost (pinned host memory).
 /// **Errors:** TypeError for a dtype that is not `T` or has no counterpart (naming both);
-/// ValueError for null `m`, another device, negative strides, misaligned data;
-/// ShapeError for ndim outside 0..8 (or not `Rank`).
+/// ValueError for null `m`, another device, negative strides, misaligned data, null data with
+/// elements, sizes and strides spanning more than the address space, or a torchtpu export
+/// whose fields were edited to reach outside its storage; ShapeError for ndim outside 0..8
+/// (or not `Rank`) or sizes whose product (the non-zero ones) overflows int64.
 /// **Example:** tests/interop/test_dlpack.cpp, block `dlpack-roundtrip`.
 template <element T, int Rank = dynamic_rank>
 Tensor<T, Rank> from_dlpack(DLManagedTensor* m) {

@@ -14,7 +14,7 @@
 
 #include <cstddef>     // size_t
 #include <cstdint>     // uint8_t, uint64_t
-#include <cstdlib>     // setenv, getenv, mkdtemp
+#include <cstdlib>     // setenv, getenv, mkdtemp, atexit
 #include <filesystem>  // std::filesystem
 #include <fstream>     // std::ofstream
 #include <string>      // std::string
@@ -54,6 +54,11 @@ State& state() {
     st->key = pjrt::CompilationCache::make_key(*st->client, kProgram, {});
     st->file = std::string(dir) + "/" + pjrt::CompilationCache::key_hash(st->key) + ".ttexe";
     pjrt::CompilationCache::global().set_disk_dir(std::string(dir));
+    static std::string made = dir;  // removed when libFuzzer exits
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(made, ec);
+    });
     return st;
   }();
   return *s;

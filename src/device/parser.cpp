@@ -155,6 +155,22 @@ class Parser {
   }
 
  private:
+  /// Bounds the recursion of nested attributes and regions (deeply nested text would
+  /// otherwise overflow the stack): at most kMaxNesting levels, then INVALID_ARGUMENT.
+  static constexpr int kMaxNesting = 256;
+  struct NestGuard {
+    NestGuard(Parser& p, const char* what) : p_(p) {
+      if (++p_.depth_ > kMaxNesting) {
+        --p_.depth_;
+        p_.fail(kInvalidArgument, std::string(what) + " nest deeper than " + std::to_string(kMaxNesting) + " levels");
+      }
+    }
+    ~NestGuard() { --p_.depth_; }
+    NestGuard(const NestGuard&) = delete;
+    NestGuard& operator=(const NestGuard&) = delete;
+    Parser& p_;
+  };
+
   // ---- token helpers ----
   const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
   const Token& next() {
@@ -302,27 +318,8 @@ class Parser {
     }
     return a;
   }
-  /// Counts one level of nesting (attributes in attributes, regions in regions) for a scope;
-  /// text nested deeper than kMaxNesting is an error, not a stack overflow.
-  static constexpr int kMaxNesting = 256;
-  class Nest {
-   public:
-    explicit Nest(Parser& p) : p_(p) {
-      if (++p_.nesting_ > kMaxNesting) {
-        --p_.nesting_;
-        p_.fail(kInvalidArgument, "attributes or regions nest deeper than " + std::to_string(kMaxNesting) + " levels");
-      }
-    }
-    ~Nest() { --p_.nesting_; }
-    Nest(const Nest&) = delete;
-    Nest& operator=(const Nest&) = delete;
-
-   private:
-    Parser& p_;
-  };
-
   Attr parse_attr() {
-    const Nest nest(*this);
+    const NestGuard guard(*this, "attributes");
     const Token& t = peek();
     Attr a;
     if (t.kind == Token::Punct && t.text == "[") {
@@ -676,7 +673,7 @@ class Parser {
 
   /// `{ ^bb0(%a: tensor<f32>, %b: tensor<f32>): <one binary op> return }` → op.reducer.
   void parse_region(Op& op) {
-    const Nest nest(*this);
+    const NestGuard guard(*this, "regions");
     const int line = peek().line;
     expect("{");
     std::vector<int> args;
@@ -932,9 +929,9 @@ class Parser {
   Program* root_ = nullptr;
   Program* prog_ = nullptr;
   bool seen_main_ = false;
+  int depth_ = 0;  // current nesting of parse_attr / parse_region (NestGuard)
   std::unordered_map<std::string, int> scope_;
   std::unordered_map<int, TensorType> slot_types_;
-  int nesting_ = 0;  // current depth of parse_attr / parse_region (see Nest)
 
  public:
   const std::unordered_map<int, TensorType>& slot_types() const { return slot_types_; }

@@ -84,6 +84,24 @@ TEST_CASE("errors: deeply nested attributes and regions are INVALID_ARGUMENT, no
   CHECK(exe != nullptr);
 }
 
+TEST_CASE("errors: deeply nested attribute dictionaries (a fuzzing find) are INVALID_ARGUMENT naming the line", "[pjrt][errors]") {
+  // Found while fuzzing the parser (a long hand-made input run through tests/fuzz/fuzz_stablehlo;
+  // tests/fuzz/corpus/stablehlo/deep_nesting_over_limit.mlir is a small one just over the
+  // limit): the recursive attribute and region parser overflowed the stack on deep nesting.
+  auto nested = [](int depth) {
+    std::string s = "func.func @main(%x: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.abs %x {a = ";
+    for (int i = 0; i < depth; ++i) s += "[";
+    s += "1";
+    for (int i = 0; i < depth; ++i) s += "]";
+    return s + "} : tensor<f32>\n  return %0 : tensor<f32>\n}\n";
+  };
+  const auto deep = compile_error(nested(200000));
+  CHECK(deep.code() == 3);
+  CHECK(contains(deep.what(), "nest deeper than 256 levels"));
+  CHECK(contains(deep.what(), "line 2"));
+  CHECK_NOTHROW(tpu()->compile(nested(200)));  // deep, but within the limit
+}
+
 TEST_CASE("errors: an op the emulator lacks is UNIMPLEMENTED naming the op and line", "[pjrt][errors]") {
   const auto e = compile_error(
       "module {\n  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"

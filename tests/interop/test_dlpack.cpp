@@ -168,6 +168,67 @@ TEST_CASE("from_dlpack errors leave ownership with the caller", "[interop][dlpac
   CHECK(deletes == 1);
 }
 
+TEST_CASE("from_dlpack rejects what tests/fuzz/fuzz_dlpack found (fuzz reproducers)", "[interop][dlpack]") {
+  // tests/fuzz/corpus/dlpack/repro_*: each used to be undefined behaviour or an out-of-bounds view.
+  int deletes = 0;
+  DLManagedTensor* m = make_producer(&deletes, DLDataType{kDLFloat, 32, 1}, {2, 3}, {}, 24);
+  int64_t* shape = m->dl_tensor.shape;
+  // repro_numel_overflow: sizes whose product overflows int64 (also with a 0 size: strides, numel())
+  shape[0] = int64_t(1) << 40;
+  shape[1] = int64_t(1) << 40;
+  CHECK_THROWS_AS(from_dlpack(m), ShapeError);
+  m->dl_tensor.ndim = 2;
+  int64_t three[3] = {int64_t(1) << 40, 0, int64_t(1) << 40};
+  m->dl_tensor.shape = three;
+  m->dl_tensor.ndim = 3;
+  CHECK_THROWS_AS(from_dlpack(m), ShapeError);
+  m->dl_tensor.shape = shape;
+  m->dl_tensor.ndim = 2;
+  shape[0] = 2;
+  shape[1] = 3;
+  // a span (sizes - 1) * strides that overflows
+  int64_t huge_strides[2] = {int64_t(1) << 62, 1};
+  m->dl_tensor.strides = huge_strides;
+  shape[0] = 8;
+  CHECK_THROWS_AS(from_dlpack(m), ValueError);
+  shape[0] = 2;
+  m->dl_tensor.strides = nullptr;
+  // repro_null_data_byte_offset: data NULL with elements (and a byte_offset)
+  void* data = m->dl_tensor.data;
+  m->dl_tensor.data = nullptr;
+  m->dl_tensor.byte_offset = 44;
+  CHECK_THROWS_AS(from_dlpack(m), ValueError);
+  m->dl_tensor.byte_offset = 0;
+  m->dl_tensor.data = data;
+  // repro_device_type_beyond_enum: a device code newer than this DLPack header's enum
+  const int32_t newer_device = 20;
+  std::memcpy(&m->dl_tensor.device.device_type, &newer_device, sizeof newer_device);
+  CHECK_THROWS_AS(from_dlpack(m), ValueError);
+  m->dl_tensor.device = DLDevice{kDLCPU, 0};
+  CHECK(deletes == 0);
+  {
+    Tensor<float> ok = from_dlpack<float>(m);
+    CHECK(ok.numel() == 6);
+  }
+  CHECK(deletes == 1);
+
+  // repro_own_export_outside_storage: a torchtpu export whose fields were edited to reach
+  // outside its storage is refused (and stays the caller's); an edit that stays inside works.
+  Tensor<float> t = arange<float>(4.0);
+  DLManagedTensor* e = to_dlpack(t);
+  e->dl_tensor.shape[0] = 5;
+  CHECK_THROWS_AS(from_dlpack(e), ValueError);
+  e->dl_tensor.shape[0] = 2;
+  e->dl_tensor.strides[0] = 4;  // elements 0 and 4 of 4
+  CHECK_THROWS_AS(from_dlpack(e), ValueError);
+  e->dl_tensor.byte_offset = 8;
+  e->dl_tensor.strides[0] = 1;
+  Tensor<float> tail = from_dlpack<float>(e);
+  CHECK(tail.data_ptr() == t.data_ptr() + 2);
+  CHECK(tail.storage_offset() == 2);
+  CHECK(tail[1].item() == 3.0f);
+}
+
 TEST_CASE("to_dlpack shares memory; the consumer's deleter releases it", "[interop][dlpack]") {
   // example-begin dlpack-roundtrip
   Tensor<float> x = arange<float>(12).reshape({3, 4});

@@ -178,11 +178,14 @@ TEST_CASE("parse_npy: malformed headers", "[io][npy]") {
       torchtpu::parse_npy(make("{'descr': '<u1', 'fortran_order': False, 'shape': (99999999999, 99999999999, "
                                "99999999999)}", 0)),
       Contains("overflows"));
-  // (2**62, 2**62, 0): zero bytes; numel() is 0, not the wrapped product of the other sizes.
-  const NpyArray huge_empty = torchtpu::parse_npy(
-      make("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904, 0), }", 0));
-  CHECK(huge_empty.numel() == 0);
-  CHECK(huge_empty.data.empty());
+  // tests/fuzz/corpus/npy/repro_numel_overflow_zero_dim.npy: a 0 dimension made the byte count
+  // 0, but numel() multiplied the other dimensions first and overflowed int64.
+  CHECK_THROWS_WITH(
+      torchtpu::parse_npy(make("{'descr': '<u1', 'fortran_order': False, 'shape': (99999999999, 99999999999, "
+                               "0)}", 0)),
+      Contains("element count overflows"));
+  CHECK(torchtpu::parse_npy(make("{'descr': '<u1', 'fortran_order': False, 'shape': (99999999, 0, 99999999)}", 0))
+            .numel() == 0);
   NpyArray wrapped;
   wrapped.shape = {int64_t{1} << 62, int64_t{1} << 62};
   CHECK_THROWS_AS(wrapped.numel(), torchtpu::ValueError);  // was 0: 2^124 wraps

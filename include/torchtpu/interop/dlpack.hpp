@@ -3,8 +3,11 @@
 // Needs only the DLPack header: link `torchtpu_dlpack_dep` (Meson option `dlpack`).
 #pragma once
 #include <cstdint>  // int64_t, uint8_t, uintptr_t
+#include <cstring>  // std::memcpy
+#include <limits>   // std::numeric_limits
 #include <memory>   // std::make_shared, std::shared_ptr, std::unique_ptr
 #include <string>   // std::string, std::to_string
+#include <type_traits>  // std::underlying_type_t
 #include <utility>  // std::move
 
 #include <dlpack/dlpack.h>  // DLManagedTensor, DLTensor, DLDataType, kDLCPU
@@ -91,9 +94,13 @@ struct DLPackImport {
 inline DLPackImport import_dlpack(DLManagedTensor* m, const ScalarType* expected) {
   if (!m) throw ValueError("from_dlpack: null DLManagedTensor");
   const DLTensor& d = m->dl_tensor;
-  if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
+  // Read the device type as its int: a newer DLPack's device codes lie outside this header's
+  // enum, and loading such a value as DLDeviceType is undefined behaviour.
+  std::underlying_type_t<DLDeviceType> device_type;
+  std::memcpy(&device_type, &d.device.device_type, sizeof device_type);
+  if (device_type != kDLCPU && device_type != kDLCUDAHost)
     throw ValueError("from_dlpack: the tensor is on DLPack device type " +
-                     std::to_string(int(d.device.device_type)) + " (id " + std::to_string(d.device.device_id) +
+                     std::to_string(device_type) + " (id " + std::to_string(d.device.device_id) +
                      "); only host memory (kDLCPU = 1, kDLCUDAHost = 3) can be shared without a copy");
   DLPackImport r;
   r.dtype = from_dlpack_dtype(d.dtype);
@@ -104,29 +111,47 @@ inline DLPackImport import_dlpack(DLManagedTensor* m, const ScalarType* expected
   if (d.ndim < 0 || d.ndim > max_rank)
     throw ShapeError("from_dlpack: ndim " + std::to_string(d.ndim) + " is outside torchtpu's ranks 0..8");
   if (d.ndim > 0 && !d.shape) throw ValueError("from_dlpack: shape is null for ndim " + std::to_string(d.ndim));
-  int64_t n = 1;
+  int64_t n = 1, nonzero = 1;  // nonzero: the product of the sizes other than 0
   for (int i = 0; i < d.ndim; ++i) {
     if (d.shape[i] < 0) throw ShapeError("from_dlpack: negative size " + std::to_string(d.shape[i]));
     r.sizes.push_back(d.shape[i]);
+    // Every size but the zeros multiplied must fit int64 (numel() and row-major strides)
+    if (d.shape[i] > 0 && __builtin_mul_overflow(nonzero, d.shape[i], &nonzero))
+      throw ShapeError("from_dlpack: shape " + to_string(Dims(d.shape, d.shape + d.ndim)) +
+                       " has more elements than int64 can count");
     n *= d.shape[i];
   }
   r.strides = d.strides ? Dims(d.strides, d.strides + d.ndim) : contiguous_strides(r.sizes);
+  const size_t esize = dtype_size(r.dtype);
   int64_t span = n > 0 ? 1 : 0;  // elements from the first to one past the last
   for (int i = 0; i < d.ndim && n > 0; ++i) {
     if (r.strides[i] < 0)
       throw ValueError("from_dlpack: negative stride " + std::to_string(r.strides[i]) +
                        " is not supported (" + to_string(r.strides) + ")");
-    span += (r.sizes[i] - 1) * r.strides[i];
+    int64_t extent = 0;
+    if (__builtin_mul_overflow(r.sizes[i] - 1, r.strides[i], &extent) || __builtin_add_overflow(span, extent, &span) ||
+        uint64_t(span) > std::numeric_limits<size_t>::max() / esize)
+      throw ValueError("from_dlpack: sizes " + to_string(r.sizes) + " with strides " + to_string(r.strides) +
+                       " span more bytes than the address space holds");
   }
-  const size_t esize = dtype_size(r.dtype);
-  auto* base = static_cast<char*>(d.data) + d.byte_offset;
+  if (n > 0 && !d.data) throw ValueError("from_dlpack: data is null for a tensor of " + std::to_string(n) + " elements");
+  // (integer arithmetic: a null `data` of an empty tensor plus byte_offset is not a pointer)
+  auto* base = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(d.data) + (d.data ? d.byte_offset : 0));
   if (n > 0 && reinterpret_cast<uintptr_t>(base) % esize != 0)
     throw ValueError("from_dlpack: data + byte_offset (" + std::to_string(d.byte_offset) +
                      ") is not aligned to the " + std::to_string(esize) + "-byte element size");
   if (m->deleter == &delete_dlpack_export) {  // our own export: reuse the torchtpu storage
     const auto* ex = static_cast<const DLPackExport*>(m->manager_ctx);
+    // The fields may have been edited since the export: the view must stay inside the storage.
+    const auto first = reinterpret_cast<uintptr_t>(base), begin = reinterpret_cast<uintptr_t>(ex->storage->data);
+    const size_t nbytes = ex->storage->nbytes;
+    const bool inside = first >= begin && first - begin <= nbytes && (first - begin) % esize == 0;
+    if (n > 0 && (!inside || uint64_t(span) > (nbytes - (first - begin)) / esize))
+      throw ValueError("from_dlpack: a torchtpu export whose data, byte_offset, shape " + to_string(r.sizes) +
+                       " or strides " + to_string(r.strides) + " were changed to reach outside its " +
+                       std::to_string(nbytes) + "-byte storage");
     r.storage = ex->storage;
-    r.offset = (base - static_cast<char*>(r.storage->data)) / int64_t(esize);
+    r.offset = inside ? int64_t((first - begin) / esize) : 0;
     m->deleter(m);
     return r;
   }
@@ -199,8 +224,10 @@ inline DLManagedTensor* to_dlpack(const AnyTensor& t, bool copy_to_host = false)
 /// **Dtypes:** `T` must match the DLPack dtype exactly (see `from_dlpack_dtype`).
 /// **Devices:** kDLCPU and kDLCUDAHost (pinned host memory).
 /// **Errors:** TypeError for a dtype that is not `T` or has no counterpart (naming both);
-/// ValueError for null `m`, another device, negative strides, misaligned data;
-/// ShapeError for ndim outside 0..8 (or not `Rank`).
+/// ValueError for null `m`, another device, negative strides, misaligned data, null data with
+/// elements, sizes and strides spanning more than the address space, or a torchtpu export
+/// whose fields were edited to reach outside its storage; ShapeError for ndim outside 0..8
+/// (or not `Rank`) or sizes whose product (the non-zero ones) overflows int64.
 /// **Example:** tests/interop/test_dlpack.cpp, block `dlpack-roundtrip`.
 template <element T, int Rank = dynamic_rank>
 Tensor<T, Rank> from_dlpack(DLManagedTensor* m) {

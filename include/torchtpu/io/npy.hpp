@@ -241,21 +241,25 @@ inline std::string npy_descr(ScalarType t) {
 }
 
 /// numel * elem_size, or a ValueError if a dimension is negative or the product overflows.
+/// The product of the non-zero dimensions must fit int64 even when one is 0, so that
+/// `NpyArray::numel()` (which multiplies in order) cannot overflow.
 inline size_t npy_byte_count(const std::vector<int64_t>& shape, size_t elem_size, std::string_view what) {
-  size_t n = elem_size;
+  int64_t n = 1;  // product of the non-zero dimensions
   bool zero = false;
   for (int64_t d : shape) {
     if (d < 0) throw ValueError(std::string(what) + ": negative dimension " + std::to_string(d) + " in the shape");
-    if (d == 0) zero = true;
+    if (d == 0) {
+      zero = true;
+      continue;
+    }
+    if (n > std::numeric_limits<int64_t>::max() / d)
+      throw ValueError(std::string(what) + ": the shape's element count overflows int64");
+    n *= d;
   }
   if (zero) return 0;
-  for (int64_t d : shape) {
-    const auto ud = static_cast<size_t>(d);
-    if (n > std::numeric_limits<size_t>::max() / ud)
-      throw ValueError(std::string(what) + ": the shape's byte count overflows");
-    n *= ud;
-  }
-  return n;
+  if (static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / elem_size)
+    throw ValueError(std::string(what) + ": the shape's byte count overflows");
+  return static_cast<size_t>(n) * elem_size;
 }
 
 inline std::string npy_shape_text(const std::vector<int64_t>& shape) {

@@ -278,10 +278,11 @@ template <class E, bool Log, element T, int R>
 void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
   using M = opmath_t<T>;
   const Dims& in = node.arg.shape();
-  if (in.size() == 0) {  // softmax of a scalar: 1 (log: 0)
+  if (in.size() == 0) {  // softmax of a scalar: 1 (log: 0); NaN for +-inf and NaN (as torch)
     Evaluator<E> ev(node.arg, make_plan(in), EvalContext{});
     const M v = convert<M>(ev.at(0));
-    dest.data_ptr()[0] = convert<T>(v != v ? v : (Log ? M(0) : M(1)));
+    const M t = v - v;  // x - max: 0, or NaN
+    dest.data_ptr()[0] = convert<T>(Log ? t : t + M(1));
     return;
   }
   int order[max_rank];
@@ -322,6 +323,9 @@ void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
         s += std::exp(v - mx);
       }
     }
+    // A +inf maximum: torch computes exp(x - max) with x - max = inf - inf = NaN, so the whole
+    // row is NaN (as the vector path); the running rescale above would have dropped it.
+    if (mx == std::numeric_limits<M>::infinity()) s = std::numeric_limits<M>::quiet_NaN();
     // pass 2: write
     if constexpr (Log) {
       const M ls = std::log(s);

@@ -147,7 +147,6 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
   const Dims dst = dest_strides_over_input(in, node.mask, node.keepdim, dest.strides());
   int barrier = 0;
   LoopPlan p = reduction_plan(node.arg, node.mask, dst, barrier);
-  Evaluator<E> ev(node.arg, p, EvalContext{});
   int64_t dst_st[max_rank];
   plan_strides(p, in, dst, dst_st);
   int64_t count = 1;
@@ -196,6 +195,9 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
     }
   }
 #endif
+  // The scalar evaluator only here: building it materializes the sub-nodes that are not
+  // elementwise (a matmul), which the vector paths above have evaluated already (issue 18 #14).
+  Evaluator<E> ev(node.arg, p, EvalContext{});
   int64_t idx[max_rank] = {};
   for (int64_t o = 0; o < kept_total; ++o) {
     int64_t rem = o, off = 0;

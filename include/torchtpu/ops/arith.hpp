@@ -11,10 +11,12 @@
 
 namespace torchtpu {
 
-/// Elementwise sum with broadcasting. **Dtypes:** all; promoted (core/dtype.hpp).
+/// Elementwise sum with broadcasting. **Dtypes:** all; promoted (core/dtype.hpp). Signed
+/// integers wrap around on overflow (two's complement, as torch; never undefined): so do
+/// sub, mul, pow, neg and abs.
 struct AddOp : same_type_policy {
   static constexpr std::string_view name = "add", aten = "aten::add", hlo = "stablehlo.add";
-  template <class M> constexpr M operator()(M a, M b) const { return M(a + b); }
+  template <class M> constexpr M operator()(M a, M b) const { return detail::wrap_add(a, b); }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
   template <class B, class V> V lower(B& b, const V* x) const {
     return b.binary(x[0].dtype == ScalarType::Bool ? "or" : "add", x[0], x[1]);
@@ -24,7 +26,7 @@ struct AddOp : same_type_policy {
 /// Elementwise difference. **Dtypes:** all but bool (as in PyTorch).
 struct SubOp : same_type_policy {
   static constexpr std::string_view name = "sub", aten = "aten::sub", hlo = "stablehlo.subtract";
-  template <class M> constexpr M operator()(M a, M b) const { return M(a - b); }
+  template <class M> constexpr M operator()(M a, M b) const { return detail::wrap_sub(a, b); }
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a - b; }
 };
 /// Elementwise product.
@@ -32,7 +34,7 @@ struct MulOp : same_type_policy {
   static constexpr std::string_view name = "mul", aten = "aten::mul", hlo = "stablehlo.multiply";
   template <class M> constexpr M operator()(M a, M b) const {
     if constexpr (std::same_as<M, bool>) return a && b;
-    else return M(a * b);
+    else return detail::wrap_mul(a, b);
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
   template <class B, class V> V lower(B& b, const V* x) const {
@@ -55,6 +57,8 @@ struct FloorDivideOp : same_type_policy {
       return std::floor(a / b);
     } else {
       if (b == 0) throw ValueError("floor_divide: integer division by zero");
+      if constexpr (std::is_signed_v<M>)
+        if (b == M(-1)) return detail::wrap_neg(a);  // MIN / -1 wraps to MIN (no trap)
       M q = M(a / b);
       if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
       return q;
@@ -83,6 +87,8 @@ struct RemainderOp : same_type_policy {
       return r;
     } else {
       if (b == 0) throw ValueError("remainder: integer division by zero");
+      if constexpr (std::is_signed_v<M>)
+        if (b == M(-1)) return M(0);  // MIN % -1 would trap
       M r = M(a % b);
       if (r != 0 && ((r < 0) != (b < 0))) r = M(r + b);
       return r;
@@ -105,10 +111,12 @@ struct PowOp : same_type_policy {
       return std::pow(a, b);
     } else {
       if (b < 0) return M(a == 1 ? 1 : (a == -1 ? ((b % 2) ? -1 : 1) : 0));
+      // square-and-multiply; the base is squared only while bits remain, so a result that
+      // fits never overflows on the way (pow(65536, 1)), and one that does not wraps
       M r = 1, base = a;
       for (auto e = b; e > 0; e /= 2) {
-        if (e & 1) r = M(r * base);
-        base = M(base * base);
+        if (e & 1) r = detail::wrap_mul(r, base);
+        if (e > 1) base = detail::wrap_mul(base, base);
       }
       return r;
     }

@@ -11,13 +11,13 @@
 namespace torchtpu {
 
 /// Sum. **Dtypes:** all; bool and integers accumulate and return int64 (as torch.sum);
-/// bf16/half accumulate in float. NaN propagates.
+/// bf16/half accumulate in float. NaN propagates. Integer sums wrap around in int64 (as torch).
 struct SumOp {
   static constexpr std::string_view name = "sum", aten = "aten::sum", hlo = "stablehlo.add";
   template <class T> using result = sum_result_t<T>;
   template <class T> using acc = opmath_t<sum_result_t<T>>;
   template <class A> static constexpr A init() { return A(0); }
-  template <class A> static constexpr A combine(A a, A b) { return a + b; }
+  template <class A> static constexpr A combine(A a, A b) { return detail::wrap_add(a, b); }
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
 };
@@ -37,13 +37,13 @@ struct MeanOp {
   }
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
 };
-/// Product; integers and bool give int64.
+/// Product; integers and bool give int64 (wrapping around on overflow, as torch).
 struct ProdOp {
   static constexpr std::string_view name = "prod", aten = "aten::prod", hlo = "stablehlo.multiply";
   template <class T> using result = sum_result_t<T>;
   template <class T> using acc = opmath_t<sum_result_t<T>>;
   template <class A> static constexpr A init() { return A(1); }
-  template <class A> static constexpr A combine(A a, A b) { return a * b; }
+  template <class A> static constexpr A combine(A a, A b) { return detail::wrap_mul(a, b); }
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a * b; }
 };

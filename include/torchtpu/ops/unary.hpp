@@ -13,14 +13,14 @@ namespace torchtpu {
 
 struct NegOp : same_type_policy {
   static constexpr std::string_view name = "neg", aten = "aten::neg", hlo = "stablehlo.negate";
-  template <class M> constexpr M operator()(M x) const { return M(-x); }
+  template <class M> constexpr M operator()(M x) const { return detail::wrap_neg(x); }  // neg(MIN) = MIN
   template <class V> TORCHTPU_SIMD V simd(V x) const { return -x; }
 };
 struct AbsOp : same_type_policy {
   static constexpr std::string_view name = "abs", aten = "aten::abs", hlo = "stablehlo.abs";
   template <class M> constexpr M operator()(M x) const {
     if constexpr (std::is_unsigned_v<M>) return x;
-    else return x < M(0) ? M(-x) : x;
+    else return x < M(0) ? detail::wrap_neg(x) : x;  // abs(MIN) = MIN, as torch
   }
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vabs(x); }
 };
@@ -140,11 +140,22 @@ struct ClampOp : same_type_policy {
   static constexpr std::string_view name = "clamp", aten = "aten::clamp", hlo = "stablehlo.clamp";
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
+  /// A bound in M; for integers clipped to M's range first (no undefined float -> int cast).
+  template <class M> static constexpr M bound(double v) {
+    if constexpr (std::is_integral_v<M> && !std::same_as<M, bool>) {
+      using L = std::numeric_limits<M>;
+      if (v >= double(L::max())) return L::max();
+      if (v <= double(L::min())) return L::min();
+      return static_cast<M>(v);
+    } else {
+      return convert<M>(v);
+    }
+  }
   template <class M> constexpr M operator()(M x) const {
     if (detail::is_nan(x)) return x;
     M r = x;
-    if (double(r) < lo) r = M(lo);
-    if (double(r) > hi) r = M(hi);
+    if (double(r) < lo) r = bound<M>(lo);
+    if (double(r) > hi) r = bound<M>(hi);
     return r;
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.

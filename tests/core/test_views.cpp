@@ -171,6 +171,9 @@ TEST_CASE("slice with a huge step, expand with a negative size", "[core][views]"
   CHECK_THROWS_AS(one.expand({-1, 2}), ShapeError);  // -1 in a new leading dim
   CHECK(one.expand({-1}).sizes() == Dims{1});       // -1 keeps the size
   CHECK(one.expand({3, -1}).sizes() == (Dims{3, 1}));
+  // view/reshape sizes whose product overflows int64
+  CHECK_THROWS_AS(x.view({int64_t(1) << 40, int64_t(1) << 40, 0}), ShapeError);
+  CHECK_THROWS_AS(x.reshape({-1, int64_t(1) << 62, 4}), ShapeError);
 }
 
 TEST_CASE("Tensor(Storage, sizes, strides, offset) checks the view against the storage", "[core][views]") {

@@ -467,8 +467,8 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
         infer = i;
       } else if (s[i] < 0) {
         throw ShapeError(std::string(op) + ": invalid shape " + to_string(shape));
-      } else {
-        known *= s[i];
+      } else if (__builtin_mul_overflow(known, s[i], &known)) {
+        throw ShapeError(std::string(op) + ": shape " + to_string(shape) + " overflows int64 element counts");
       }
     }
     const int64_t n = numel();

@@ -111,6 +111,14 @@ TEMPLATE_TEST_CASE("views of one buffer through different storages alias correct
     for (int64_t i = 0; i < n; ++i) left[size_t(i)] = double(i + 1 < n ? i + 1 : n - 1);
     check_values(b, left);
   }
+  SECTION("a copy onto itself through the other storage") {
+    reset();
+    b.copy_(a);
+    b.slice(0, 10, 20).copy_(a.slice(0, 10, 20));
+    std::vector<double> same(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) same[size_t(i)] = double(i);
+    check_values(b, same);
+  }
   SECTION("a reduction into a column of its input") {
     reset();
     const Tensor<T> m = a.reshape({10, 10});

@@ -444,7 +444,9 @@ inline bool run_elementwise(const RegionLeaves& l, BlockFn fn, const void* expr,
 
 template <int Size>
 void copy_block(const BlockArgs& a, int64_t n) {
-  std::memcpy(a.out, a.in[0], size_t(n) * Size);
+  // the same block (x.copy_(x), or two handles of one memory): nothing to copy, and memcpy
+  // of overlapping ranges is undefined; other overlaps went through a temporary (write_into)
+  if (a.out != a.in[0]) std::memcpy(a.out, a.in[0], size_t(n) * Size);
 }
 
 /// dst = src (same element size `elem`, src broadcast to dst's shape), through the driver:

@@ -153,3 +153,51 @@ TEST_CASE("convert follows PyTorch's conversions", "[core][dtype]") {
   CHECK(dtype_size(ScalarType::BFloat16) == 2);
   STATIC_REQUIRE(Tensor<bfloat16>::dtype() == ScalarType::BFloat16);
 }
+
+// Issue 18 item 12: float -> integer conversion of NaN, +-inf and out-of-range values is
+// defined (no undefined behaviour): the integer minimum for int32 and int64, and for uint8 the
+// low 8 bits of the int32 result. These are torch's values on x86 (checked with torch 2.x:
+// torch.tensor([nan, inf, -inf, 3e9]).to(torch.int32) is all -2147483648, and
+// torch.tensor([300., -1., nan, 1e10, 256.5, -255.5, 3e9]).to(torch.uint8) is
+// [44, 255, 0, 0, 0, 1, 0]).
+TEMPLATE_TEST_CASE("convert of NaN, inf and out-of-range floats to integers", "[core][dtype]", float, double,
+                   bfloat16, half) {
+  using F = TestType;
+  const int32_t i32min = std::numeric_limits<int32_t>::min();
+  const int64_t i64min = std::numeric_limits<int64_t>::min();
+  auto f = [](double v) { return convert<F>(v); };
+  for (double v : {double(NAN), double(INFINITY), -double(INFINITY)}) {
+    INFO("value " << v);
+    CHECK(convert<int32_t>(f(v)) == i32min);
+    CHECK(convert<int64_t>(f(v)) == i64min);
+    CHECK(convert<uint8_t>(f(v)) == 0);
+  }
+  CHECK(convert<int32_t>(f(-2.75)) == -2);
+  CHECK(convert<int64_t>(f(2.75)) == 2);
+  CHECK(convert<uint8_t>(f(300.0)) == 44);
+  CHECK(convert<uint8_t>(f(-1.0)) == 255);
+  if constexpr (!std::same_as<F, half>) {  // beyond half's range (65504)
+    CHECK(convert<int32_t>(f(3e9)) == i32min);
+    CHECK(convert<int32_t>(f(-3e9)) == i32min);
+    CHECK(convert<int64_t>(f(1e19)) == i64min);
+    CHECK(convert<int64_t>(f(-1e19)) == i64min);
+    CHECK(convert<int64_t>(f(-9223372036854775808.0)) == i64min);  // -2^63 fits
+    CHECK(convert<uint8_t>(f(1e10)) == 0);
+    CHECK(convert<int32_t>(f(-2147483648.0)) == i32min);  // -2^31 fits
+    CHECK(convert<int32_t>(f(2147483648.0)) == i32min);   // 2^31 does not
+  }
+  if constexpr (std::same_as<F, double>) {
+    CHECK(convert<int64_t>(3e9) == 3000000000);
+    CHECK(convert<int32_t>(2147483647.9) == 2147483647);
+    CHECK(convert<int32_t>(-2147483648.9) == i32min);
+    CHECK(convert<int64_t>(9.2e18) == int64_t(9200000000000000000));
+  }
+  // through a tensor (the elementwise kernels, vector or scalar)
+  const Tensor<F> x = {f(NAN), f(INFINITY), f(-INFINITY), f(1.5), f(300.0), f(-1.0)};
+  check_values(x.template to<int32_t>(), {double(i32min), double(i32min), double(i32min), 1, 300, -1});
+  check_values(x.template to<uint8_t>(), {0, 0, 0, 1, 44, 255});
+  const Tensor<int64_t> y = x.template to<int64_t>();
+  CHECK(y.data_ptr()[0] == i64min);
+  CHECK(y.data_ptr()[1] == i64min);
+  CHECK(y.data_ptr()[5] == -1);
+}

@@ -143,3 +143,21 @@ TEST_CASE("assigning a handle of another static rank rebinds", "[core][tensor][r
   CHECK(s.sizes() == Dims{3, 2});
   CHECK_THROWS_AS(s = d.select(0, 0), ShapeError);
 }
+
+// Issue 18 item 13: arange refuses non-finite bounds and NaN steps, as torch does
+// ("unsupported range: 0 -> inf", "step must be nonzero").
+TEST_CASE("arange refuses infinite bounds, NaN and overflowing sizes", "[core][factories]") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS(arange<float>(0, inf), ValueError);
+  CHECK_THROWS_AS(arange<float>(0, -inf, -1), ValueError);
+  CHECK_THROWS_AS(arange<float>(-inf, 0), ValueError);
+  CHECK_THROWS_AS(arange<float>(nan, 5), ValueError);
+  CHECK_THROWS_AS(arange<float>(0, nan), ValueError);
+  CHECK_THROWS_AS(arange<float>(0, 5, nan), ValueError);
+  CHECK_THROWS_AS(arange<double>(0, 1e300, 1e-300), ValueError);  // torch: "invalid size, possible overflow"
+  CHECK_THROWS_AS(arange<int64_t>(inf), ValueError);
+  CHECK_THROWS_WITH(arange<float>(0, inf), Catch::Matchers::Contains("arange") && Catch::Matchers::Contains("inf"));
+  CHECK(arange<double>(0, 5, inf).numel() == 0);  // as torch: ceil(5 / inf) = 0 elements
+  check_values(arange<double>(0, 5, 2), {0, 2, 4});
+  check_values(arange<double>(5, 0, -2), {5, 3, 1});
+}

@@ -3,6 +3,8 @@
 // expand; their errors; writing through views.
 #include "../ops/testing.hpp"  // check_values, Catch2, torchtpu
 
+#include <torchtpu/core/any_tensor.hpp>  // AnyTensor::from_storage
+
 using namespace torchtpu;
 
 TEST_CASE("slice, narrow and select share storage", "[core][views]") {
@@ -149,4 +151,60 @@ TEST_CASE("contiguous, clone and handle semantics", "[core][tensor]") {
   check_values(a, {1, 3, 2, 4});
   a = a.t() * 1.0f;  // an expression of itself: evaluated before a is replaced
   check_values(a, {1, 2, 3, 4});
+}
+
+// Issue 18 item 13: views that make no sense are refused with clear errors.
+TEST_CASE("slice with a huge step, expand with a negative size", "[core][views]") {
+  const Tensor<float> x = arange<float>(10);
+  const Tensor<float> s = x.slice(0, 0, 10, std::numeric_limits<int64_t>::max());  // one element
+  CHECK(s.sizes() == Dims{1});
+  check_values(s, {0});
+  CHECK(x.slice(0, 3, 10, int64_t(1) << 62).sizes() == Dims{1});
+  CHECK(x.slice(0, 10, 10, std::numeric_limits<int64_t>::max()).numel() == 0);
+  check_values(x.slice(0, 1, 10, 4), {1, 5, 9});  // ceil(9 / 4) = 3
+  check_values(x.slice(0, 1, 9, 4), {1, 5});      // ceil(8 / 4) = 2
+  CHECK_THROWS_AS(x.narrow(0, 2, std::numeric_limits<int64_t>::max()), IndexError);
+  const Tensor<float> one = ones<float>({1});
+  CHECK_THROWS_AS(one.expand({-3}), ShapeError);
+  CHECK_THROWS_WITH(one.expand({-3}), Catch::Matchers::Contains("expand") && Catch::Matchers::Contains("-3"));
+  CHECK_THROWS_AS(one.expand({2, -2}), ShapeError);
+  CHECK_THROWS_AS(one.expand({-1, 2}), ShapeError);  // -1 in a new leading dim
+  CHECK(one.expand({-1}).sizes() == Dims{1});       // -1 keeps the size
+  CHECK(one.expand({3, -1}).sizes() == (Dims{3, 1}));
+  // view/reshape sizes whose product overflows int64
+  CHECK_THROWS_AS(x.view({int64_t(1) << 40, int64_t(1) << 40, 0}), ShapeError);
+  CHECK_THROWS_AS(x.reshape({-1, int64_t(1) << 62, 4}), ShapeError);
+}
+
+TEST_CASE("Tensor(Storage, sizes, strides, offset) checks the view against the storage", "[core][views]") {
+  const Storage st = allocate_storage(10 * sizeof(float));  // 10 floats
+  for (int i = 0; i < 10; ++i) static_cast<float*>(st->data)[i] = float(i);
+  // in bounds: accepted, the values are those at the computed positions
+  check_values(Tensor<float>(st, {5}, {2}, 0), {0, 2, 4, 6, 8});
+  check_values(Tensor<float>(st, {3}, {-3}, 9), {9, 6, 3});  // negative stride down to 3
+  check_values(Tensor<float>(st, {2, 2}, {-5, 1}, 5), {5, 6, 0, 1});
+  CHECK(Tensor<float>(st, {0}, {1}, 10).numel() == 0);  // empty: nothing read
+  // out of bounds, in every direction
+  CHECK_THROWS_AS(Tensor<float>(st, {11}, {1}, 0), ShapeError);
+  CHECK_THROWS_AS(Tensor<float>(st, {5}, {1}, 6), ShapeError);
+  CHECK_THROWS_AS(Tensor<float>(st, {5}, {-1}, 3), ShapeError);  // reaches element -1
+  CHECK_THROWS_AS(Tensor<float>(st, {2}, {1}, -1), ShapeError);
+  CHECK_THROWS_AS(Tensor<float>(st, {-2}, {1}, 0), ShapeError);
+  CHECK_THROWS_AS(Tensor<float>(st, {2}, {1, 1}, 0), ShapeError);
+  CHECK_THROWS_AS(Tensor<double>(st, {6}, {1}, 0), ShapeError);  // 48 bytes of 40
+  CHECK_THROWS_AS(Tensor<float>(st, {3}, {std::numeric_limits<int64_t>::max()}, 0), ShapeError);
+  CHECK_THROWS_AS(Tensor<float>(st, {2, 2}, {int64_t(1) << 62, int64_t(1) << 62}, 0), ShapeError);
+  CHECK_THROWS_WITH(Tensor<float>(st, {11}, {1}, 0), Catch::Matchers::Contains("[11]") &&
+                                                       Catch::Matchers::Contains("float32") &&
+                                                       Catch::Matchers::Contains("40 bytes"));
+  // the run-time-typed form checks the same way (by the dtype's element size)
+  CHECK(AnyTensor::from_storage(ScalarType::Float, st, {10}, {1}, 0).numel() == 10);
+  CHECK_THROWS_AS(AnyTensor::from_storage(ScalarType::Double, st, {10}, {1}, 0), ShapeError);
+  CHECK_THROWS_AS(AnyTensor::from_storage(ScalarType::Int32, st, {4}, {-3}, 8), ShapeError);
+  CHECK(AnyTensor::from_storage(ScalarType::Int64, st, {5}, {1}, 0).numel() == 5);
+  CHECK_THROWS_AS(AnyTensor::from_storage(ScalarType::Int64, st, {5}, {1}, 1), ShapeError);
+  // from_blob with negative strides: the view reaches below `data`, and is accepted
+  std::vector<float> buf = {0, 1, 2, 3, 4, 5};
+  check_values(from_blob(buf.data() + 5, {6}, [](void*) {}, Dims{-1}), {5, 4, 3, 2, 1, 0});
+  check_values(from_blob(buf.data() + 3, {2, 3}, [](void*) {}, Dims{-3, 1}), {3, 4, 5, 0, 1, 2});
 }

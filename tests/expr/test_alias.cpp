@@ -78,3 +78,82 @@ TEST_CASE("in-place ops on the same positions are safe without a temporary", "[e
   const double e = std::exp(1.0);
   check_values(sm, {1 / (1 + e), e / (1 + e), 1 / (1 + e), e / (1 + e)}, 1e-7);
 }
+
+// Issue 18 item 9: overlap is decided on address ranges. Two from_blob tensors over one buffer
+// (or two imports of one torch tensor) have different storages but the same memory; they must
+// give the same answers as two views of one storage.
+TEMPLATE_TEST_CASE("views of one buffer through different storages alias correctly", "[expr][alias]", float, double,
+                   int32_t, int64_t, torchtpu::bfloat16) {
+  using T = TestType;
+  const int64_t n = 100;
+  std::vector<T> buf(static_cast<size_t>(n));
+  auto reset = [&] {
+    for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = T(float(i));
+  };
+  std::vector<double> shifted(static_cast<size_t>(n));  // x[1:] = x[:-1], computed here
+  shifted[0] = 0;
+  for (int64_t i = 1; i < n; ++i) shifted[size_t(i)] = double(i - 1);
+  Tensor<T> a = from_blob(buf.data(), {n});
+  Tensor<T> b = from_blob(buf.data(), {n});
+  REQUIRE(a.storage().get() != b.storage().get());
+  SECTION("an expression") {
+    reset();
+    b.slice(0, 1, n).copy_(a.slice(0, 0, n - 1) * T(1.0f));
+    check_values(b, shifted);
+  }
+  SECTION("a plain copy (no memcpy of overlapping ranges)") {
+    reset();
+    b.slice(0, 1, n).copy_(a.slice(0, 0, n - 1));
+    check_values(b, shifted);
+    reset();
+    b.slice(0, 0, n - 1).copy_(a.slice(0, 1, n));  // shift left
+    std::vector<double> left(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) left[size_t(i)] = double(i + 1 < n ? i + 1 : n - 1);
+    check_values(b, left);
+  }
+  SECTION("a copy onto itself through the other storage") {
+    reset();
+    b.copy_(a);
+    b.slice(0, 10, 20).copy_(a.slice(0, 10, 20));
+    std::vector<double> same(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) same[size_t(i)] = double(i);
+    check_values(b, same);
+  }
+  SECTION("a reduction into a column of its input") {
+    reset();
+    const Tensor<T> m = a.reshape({10, 10});
+    b.reshape({10, 10}).select(1, 0).copy_(m.sum({1}));  // row sums of 10i + j: 100i + 45
+    for (int64_t i = 0; i < 10; ++i) {
+      INFO("row " << i);
+      CHECK(double(buf[size_t(i * 10)]) == double(T(float(100 * i + 45))));
+      CHECK(double(buf[size_t(i * 10 + 1)]) == double(10 * i + 1));
+    }
+  }
+}
+
+TEST_CASE("a matmul epilogue into a different storage over its operand's memory", "[expr][alias]") {
+  // out[i][j] = x[i][n-1-j] + x[i][j] (the product with the anti-diagonal matrix, plus x):
+  // writing rows of the product in place would read columns already overwritten.
+  for (int64_t m : {2, 3, 8, 64}) {
+    const int64_t n = 16;
+    INFO("m = " << m);
+    std::vector<float> buf(static_cast<size_t>(m * n));
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = float(i % 97);
+    const std::vector<float> orig = buf;
+    Tensor<float> w = zeros<float>({n, n});
+    for (int64_t j = 0; j < n; ++j) w.at(n - 1 - j, j) = 1.0f;
+    Tensor<float> x = from_blob(buf.data(), {m, n});
+    Tensor<float> d = from_blob(buf.data(), {m, n});
+    d.copy_(matmul(x, w) + x);
+    std::vector<double> want(static_cast<size_t>(m * n));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        want[size_t(i * n + j)] = double(orig[size_t(i * n + n - 1 - j)]) + double(orig[size_t(i * n + j)]);
+    check_values(d, want);
+    buf = orig;
+    d.copy_(matmul(x, w));  // the product alone, into its operand's memory
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) want[size_t(i * n + j)] = double(orig[size_t(i * n + n - 1 - j)]);
+    check_values(d, want);
+  }
+}

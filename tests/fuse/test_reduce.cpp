@@ -10,6 +10,8 @@
 
 #include <torchtpu/torchtpu.hpp>  // Tensor, sum, softmax
 
+#include "count_new.hpp"  // g_news, TORCHTPU_COUNT_NEW (counting operator new)
+
 using torchtpu::Tensor;
 
 namespace {
@@ -237,4 +239,51 @@ TEST_CASE("softmax rows are deterministic and independent of the thread count", 
     CHECK(std::memcmp(a.data_ptr(), b.data_ptr(), sizeof(float) * 300000) == 0);
     CHECK(std::memcmp(la.data_ptr(), lb.data_ptr(), sizeof(float) * 300000) == 0);
   }
+}
+
+// Issue 18 item 14: a reduction over a non-elementwise sub-node (a matmul) evaluates it once,
+// on the vector path and on the scalar one. Every tensor allocation is one operator new (its
+// shared storage), so the reduction allocates what the matmul does plus what the same
+// reduction of the product already evaluated does.
+TEST_CASE("a reduction over a matmul evaluates the matmul once", "[fuse][reduce]") {
+  if (!TORCHTPU_COUNT_NEW) {
+    WARN("skipped: allocation counting is off under AddressSanitizer");
+    return;
+  }
+  torchtpu::Generator gen(14);
+  const int64_t m = 96, k = 64, n = 80;
+  const Tensor<float> a = torchtpu::randn<float>({m, k}, gen), b = torchtpu::randn<float>({k, n}, gen);
+  const Tensor<float> c = torchtpu::matmul(a, b);  // warms up per-thread buffers too
+  long before = g_news.load();
+  const Tensor<float> c2 = torchtpu::matmul(a, b);
+  const long mm = g_news.load() - before;
+  REQUIRE(mm >= 1);
+  auto news = [&](auto&& f) {
+    const long b0 = g_news.load();
+    f();
+    return g_news.load() - b0;
+  };
+  // the same reductions of the product already evaluated: what the reduction itself allocates
+  // (each into a new tensor: assigning an expression to a defined tensor writes in place)
+  Tensor<float> rows, cols, sm;
+  const long r0 = news([&] { Tensor<float> t = torchtpu::sum(c * 1.0f, {1}); rows = t; });
+  const long c0 = news([&] { Tensor<float> t = torchtpu::sum(c * 1.0f, {0}); cols = t; });
+  const long s0 = news([&] { Tensor<float> t = torchtpu::softmax(c * 1.0f, 1); sm = t; });
+  CHECK(news([&] { Tensor<float> t = torchtpu::sum(torchtpu::matmul(a, b) * 1.0f, {1}); rows = t; }) == mm + r0);
+  CHECK(news([&] { Tensor<float> t = torchtpu::sum(torchtpu::matmul(a, b) * 1.0f, {0}); cols = t; }) == mm + c0);
+  CHECK(news([&] { Tensor<float> t = torchtpu::softmax(torchtpu::matmul(a, b) * 1.0f, 1); sm = t; }) == mm + s0);
+  // the values, from the product evaluated on its own
+  for (int64_t i = 0; i < m; ++i) {
+    double r = 0;
+    for (int64_t j = 0; j < n; ++j) r += c.data_ptr()[i * n + j];
+    CHECK(std::abs(rows.data_ptr()[i] - r) <= 1e-4 * (1 + std::abs(r)));
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    double s = 0;
+    for (int64_t i = 0; i < m; ++i) s += c.data_ptr()[i * n + j];
+    CHECK(std::abs(cols.data_ptr()[j] - s) <= 1e-4 * (1 + std::abs(s)));
+  }
+  double total = 0;
+  for (int64_t j = 0; j < n; ++j) total += sm.data_ptr()[j];
+  CHECK(std::abs(total - 1.0) <= 1e-5);
 }

@@ -2,8 +2,9 @@
 // numbers, and the real data/digits_test.csv.
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK, CHECK_THROWS_AS, Catch::Matchers
 
-#include <cmath>    // std::isnan, std::isinf, std::floor
+#include <cmath>    // std::isnan, std::isinf, std::floor, std::signbit
 #include <cstdint>  // int64_t
+#include <limits>   // std::numeric_limits
 #include <string>   // std::string
 #include <vector>   // std::vector
 
@@ -134,4 +135,46 @@ TEST_CASE("digits: CSV pixels / 16 as float32 equal data/digits_test_x.npy exact
     if (static_cast<int64_t>(t.at(r, 64)) != yv[static_cast<size_t>(r)]) ++mismatches;
   }
   CHECK(mismatches == 0);
+}
+
+// Issue 18 item 15: numbers beyond double's range read as Python's float() reads them, and
+// quoted fields may hold line ends (RFC 4180). Expected values are Python 3's:
+// float('1e400') == inf, float('-1e-400') == -0.0, float('2e-324') == 0.0, ...
+TEST_CASE("parse_csv: out-of-range numbers as Python's float()", "[io][csv]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto t = torchtpu::parse_csv(
+      "v\n1e400\n-1e400\n1e-400\n-1e-400\n+1e400\n1.7976931348623159e308\n2e-324\n3e-324\n"
+      "0.000000001e400\n1000e-327\n00012e308\n1e99999999999999999999999\n-1e-99999999999999999999999\n1e-310\n");
+  REQUIRE(t.rows == 14);
+  CHECK(t.at(0, 0) == inf);
+  CHECK(t.at(1, 0) == -inf);
+  CHECK(t.at(2, 0) == 0.0);
+  CHECK_FALSE(std::signbit(t.at(2, 0)));
+  CHECK(t.at(3, 0) == 0.0);
+  CHECK(std::signbit(t.at(3, 0)));
+  CHECK(t.at(4, 0) == inf);
+  CHECK(t.at(5, 0) == inf);
+  CHECK(t.at(6, 0) == 0.0);
+  CHECK(t.at(7, 0) == std::numeric_limits<double>::denorm_min());  // 5e-324
+  CHECK(t.at(8, 0) == inf);
+  CHECK(t.at(9, 0) == 0.0);
+  CHECK(t.at(10, 0) == inf);
+  CHECK(t.at(11, 0) == inf);
+  CHECK(t.at(12, 0) == 0.0);
+  CHECK(std::signbit(t.at(12, 0)));
+  CHECK(t.at(13, 0) == 1e-310);
+  // still not numbers
+  CHECK_THROWS_WITH(torchtpu::parse_csv("a\n1e400x\n"), Contains("not a number: '1e400x'"));
+  CHECK_THROWS_WITH(torchtpu::parse_csv("a\n1e\n"), Contains("not a number: '1e'"));
+}
+
+TEST_CASE("parse_csv: quoted fields holding line ends (RFC 4180)", "[io][csv]") {
+  const auto t = torchtpu::parse_csv("\"first\nname\",\"say \"\"hi\"\"\r\nthere\",c\r\n1,\"2\",3\n\"4\",5,6\n");
+  CHECK(t.header == std::vector<std::string>{"first\nname", "say \"hi\"\r\nthere", "c"});
+  REQUIRE(t.rows == 2);
+  CHECK(t.values == std::vector<double>{1, 2, 3, 4, 5, 6});
+  // line numbers in errors still count the file's lines: the header spans lines 1-3
+  CHECK_THROWS_WITH(torchtpu::parse_csv("\"a\nb\",\"c\n\nd\"\n1,2\n1,z\n", "m.csv"),
+                    Contains("m.csv:6, column 2 ('c\n\nd')") && Contains("not a number: 'z'"));
+  CHECK_THROWS_WITH(torchtpu::parse_csv("a,b\n1,\"2\n", "m.csv"), Contains("m.csv:2") && Contains("unterminated"));
 }

@@ -178,3 +178,37 @@ TEST_CASE("compound assignment is in place", "[ops][arith]") {
   i += Tensor<int64_t>{10, 20};
   check_values(i, {11, 22});
 }
+
+// Issue 18 item 12: signed integer overflow wraps around (two's complement, as torch on the
+// CPU), computed without undefined behaviour (UBSan's signed-integer-overflow stays quiet).
+// Values from torch 2.x: int32 2147483647 + 1 == -2147483648, * 2 == -2, -x - 2 == 2147483647,
+// pow(int32 65536, 1) == 65536, pow(65536, 2) == 0, pow(3, 21) == 1870418611.
+TEST_CASE("integer overflow wraps around", "[ops][arith][int]") {
+  const int32_t mx = std::numeric_limits<int32_t>::max(), mn = std::numeric_limits<int32_t>::min();
+  const Tensor<int32_t> a = {mx, mn, 7};
+  check_values(a + 1, {double(mn), double(mn) + 1, 8});
+  check_values(a - 1, {double(mx) - 1, double(mx), 6});
+  check_values(a * 2, {-2, 0, 14});
+  check_values(-a, {double(mn) + 1, double(mn), -7});       // neg(MIN) == MIN
+  check_values(abs(a), {double(mx), double(mn), 7});         // abs(MIN) == MIN, as torch
+  check_values(a + a, {-2, 0, 14});
+  check_values(floor_divide(a, Tensor<int32_t>{-1, -1, -1}), {double(mn) + 1, double(mn), -7});  // MIN // -1 wraps
+  check_values(remainder(a, Tensor<int32_t>{-1, -1, -1}), {0, 0, 0});
+  const int64_t lmx = std::numeric_limits<int64_t>::max(), lmn = std::numeric_limits<int64_t>::min();
+  const Tensor<int64_t> b = {lmx, lmn};
+  const Tensor<int64_t> b1 = b + 1, b2 = b * 3, bn = -b;
+  CHECK(b1.data_ptr()[0] == lmn);
+  CHECK(b1.data_ptr()[1] == lmn + 1);
+  CHECK(b2.data_ptr()[0] == lmx - 2);  // (2^63 - 1) * 3 mod 2^64
+  CHECK(b2.data_ptr()[1] == lmn);
+  CHECK(bn.data_ptr()[1] == lmn);
+  // pow squares the base only while exponent bits remain: no overflow for a result that fits
+  const Tensor<int32_t> base = {65536, 65536, 3, -2, 46341};
+  check_values(pow(base, Tensor<int32_t>{1, 2, 21, 31, 2}), {65536, 0, 1870418611, double(mn), -2147479015});
+  const Tensor<int64_t> big = {int64_t(1) << 32, 3};
+  const Tensor<int64_t> p = pow(big, Tensor<int64_t>{1, 40});
+  CHECK(p.data_ptr()[0] == int64_t(1) << 32);
+  CHECK(p.data_ptr()[1] == int64_t(-6289078614652622815));  // 3^40 mod 2^64, as int64
+  // uint8 wraps too (it always did: arithmetic in int, then truncated)
+  check_values(Tensor<uint8_t>{250, 3} + Tensor<uint8_t>{10, 255}, {4, 2});
+}

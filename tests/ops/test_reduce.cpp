@@ -140,3 +140,21 @@ TEST_CASE("reduction dim errors", "[ops][reduce][errors]") {
   CHECK_THROWS_AS(x.sum({0, -2}), ShapeError);
   CHECK_THROWS_AS(x.argmax(-3), IndexError);
 }
+
+// Issue 18 item 12: integer sums and products accumulate in int64 and wrap around (torch:
+// tensor([2**62] * 3).sum() == -4611686018427387904, tensor([2**40, 2**40]).prod() == 0).
+TEST_CASE("integer sums and products wrap around in int64", "[ops][reduce][int]") {
+  const int64_t q = int64_t(1) << 62;
+  const Tensor<int64_t> s = sum(Tensor<int64_t>{q, q, q});
+  CHECK(s.item() == -q);
+  const Tensor<int64_t> s2 = sum(Tensor<int64_t>{{q, q}, {q, -q}}, {1});
+  CHECK(s2.data_ptr()[0] == std::numeric_limits<int64_t>::min());
+  CHECK(s2.data_ptr()[1] == 0);
+  const Tensor<int64_t> s32 = sum(Tensor<int32_t>{2147483647, 2147483647, 2147483647});  // no wrap in int64
+  CHECK(s32.item() == int64_t(6442450941));
+  const Tensor<int64_t> p = prod(Tensor<int64_t>{int64_t(1) << 40, int64_t(1) << 40});
+  CHECK(p.item() == 0);
+  const Tensor<int64_t> p3 = prod(Tensor<int64_t>{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+                                                  3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3});
+  CHECK(p3.item() == int64_t(-6289078614652622815));  // 3^40 mod 2^64
+}

@@ -4,8 +4,9 @@
 #include <concepts>     // std::same_as
 #include <cstddef>      // size_t
 #include <cstdint>      // int32_t, int64_t, uint8_t
+#include <limits>       // std::numeric_limits (float_to_int)
 #include <string_view>  // std::string_view
-#include <type_traits>  // std::conditional_t
+#include <type_traits>  // std::conditional_t, std::make_unsigned_t
 
 #include "bfloat16.hpp"  // bfloat16
 #include "errors.hpp"    // TypeError
@@ -139,8 +140,54 @@ using opmath_t = std::conditional_t<std::same_as<T, half> || std::same_as<T, bfl
 template <class T>
 using sum_result_t = std::conditional_t<std::same_as<T, bool> || integral_element<T>, int64_t, T>;
 
+namespace detail {
+
+/// Floating point to int32 or int64 without undefined behaviour: truncation toward zero when
+/// the value fits, else (NaN, +-inf, out of range) the type's minimum — what x86's cvtt
+/// instructions return (the "integer indefinite" value), so torch on x86 and our vector
+/// kernels give the same. uint8 takes the int32 result's low 8 bits (wraps, as torch on x86:
+/// 300.0 -> 44, -1.0 -> 255, NaN -> 0).
+template <class I, class F>
+constexpr I float_to_int(F v) {
+  using L = std::numeric_limits<I>;
+  constexpr F lo = F(L::min());  // -2^31 or -2^63: exact in float and double
+  if (!(v >= lo && v < -lo)) return L::min();
+  return static_cast<I>(v);
+}
+
+/// a + b, a - b, a * b and -a with two's-complement wrap-around for signed integers (computed
+/// in unsigned arithmetic, so never undefined), as torch's integer ops on the CPU; the plain
+/// operation for every other type.
+template <class M>
+constexpr M wrap_add(M a, M b) {
+  if constexpr (std::is_integral_v<M> && std::is_signed_v<M>)
+    return static_cast<M>(static_cast<std::make_unsigned_t<M>>(a) + static_cast<std::make_unsigned_t<M>>(b));
+  else return M(a + b);
+}
+template <class M>
+constexpr M wrap_sub(M a, M b) {
+  if constexpr (std::is_integral_v<M> && std::is_signed_v<M>)
+    return static_cast<M>(static_cast<std::make_unsigned_t<M>>(a) - static_cast<std::make_unsigned_t<M>>(b));
+  else return M(a - b);
+}
+template <class M>
+constexpr M wrap_mul(M a, M b) {
+  if constexpr (std::is_integral_v<M> && std::is_signed_v<M>)
+    return static_cast<M>(static_cast<std::make_unsigned_t<M>>(a) * static_cast<std::make_unsigned_t<M>>(b));
+  else return M(a * b);
+}
+template <class M>
+constexpr M wrap_neg(M a) {
+  if constexpr (std::is_integral_v<M> && std::is_signed_v<M>)
+    return static_cast<M>(std::make_unsigned_t<M>(0) - static_cast<std::make_unsigned_t<M>>(a));
+  else return M(-a);
+}
+
+}  // namespace detail
+
 /// Convert between element types with PyTorch's semantics (float -> int truncates toward zero,
-/// anything -> bool is `!= 0`).
+/// anything -> bool is `!= 0`). Float -> integer of NaN, +-inf or a value out of the integer's
+/// range is defined (detail::float_to_int: the minimum for int32/int64, wrapped for uint8).
 template <element To, class From>
 constexpr To convert(From v) {
   if constexpr (std::same_as<To, From>) return v;
@@ -148,8 +195,11 @@ constexpr To convert(From v) {
   else if constexpr (std::same_as<To, bfloat16> || std::same_as<To, half>)
     return To(static_cast<float>(v));
   else if constexpr (std::same_as<From, bfloat16> || std::same_as<From, half>)
-    return static_cast<To>(static_cast<float>(v));
-  else return static_cast<To>(v);
+    return convert<To>(static_cast<float>(v));
+  else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if constexpr (sizeof(To) >= 4) return detail::float_to_int<To>(v);
+    else return static_cast<To>(detail::float_to_int<int32_t>(v));  // uint8: low 8 bits
+  } else return static_cast<To>(v);
 }
 
 }  // namespace torchtpu

@@ -1,10 +1,11 @@
 // torchtpu/core/factories.hpp — tensor factories: empty, zeros, ones, full, arange, linspace,
 // eye, from_data (copy), from_blob (borrow), and rand/randn with an explicit generator.
 #pragma once
-#include <cmath>    // std::ceil, std::log, std::sqrt, std::cos
+#include <cmath>    // std::ceil, std::log, std::sqrt, std::cos, std::isfinite, std::isnan
 #include <cstdint>  // int64_t, uint64_t
 #include <cstring>  // std::memcpy
 #include <limits>   // std::numeric_limits
+#include <memory>   // std::make_shared, std::shared_ptr
 
 #include "../ops/methods.hpp"  // fill_
 #include "tensor.hpp"          // Tensor
@@ -22,12 +23,20 @@ template <element T = float> Tensor<T> zeros(const Dims& shape) { return full<T>
 template <element T = float> Tensor<T> ones(const Dims& shape) { return full<T>(shape, convert<T>(1)); }
 
 /// `start, start+step, ...` below `end` (torch.arange): ceil((end - start) / step) elements.
-/// **Errors:** ValueError if step is 0 or has the wrong sign.
+/// **Errors:** ValueError if step is 0 or NaN or has the wrong sign, if start or end is not
+/// finite (torch: "unsupported range"), or if the element count does not fit int64.
 template <element T = float> Tensor<T> arange(double start, double end, double step = 1.0) {
-  if (step == 0 || ((end - start) * step < 0 && end != start))
-    throw ValueError("arange: upper bound and step sign are inconsistent (start " + std::to_string(start) +
-                     ", end " + std::to_string(end) + ", step " + std::to_string(step) + ")");
-  const int64_t n = int64_t(std::ceil((end - start) / step));
+  auto args = [&] {
+    return "(start " + std::to_string(start) + ", end " + std::to_string(end) + ", step " + std::to_string(step) + ")";
+  };
+  if (!std::isfinite(start) || !std::isfinite(end))
+    throw ValueError("arange: unsupported range " + args() + ": start and end must be finite");
+  if (step == 0 || std::isnan(step)) throw ValueError("arange: step must be nonzero and not NaN " + args());
+  if ((end - start) * step < 0 && end != start)
+    throw ValueError("arange: upper bound and step sign are inconsistent " + args());
+  const double count = std::ceil((end - start) / step);  // >= 0 (0 for an infinite step, as torch)
+  if (!(count < 9.2233720368547758e18)) throw ValueError("arange: invalid size, possible overflow " + args());
+  const int64_t n = int64_t(count);
   Tensor<T> t = Tensor<T>::empty(Dims{n > 0 ? n : 0});
   T* p = t.data_ptr();
   for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(start + double(i) * step);
@@ -65,14 +74,34 @@ template <element T> Tensor<T> from_data(const T* data, const Dims& shape) {
 }
 
 /// A tensor viewing memory owned elsewhere (no copy). `deleter(data)` runs once when the last
-/// tensor using it is gone; `strides` default to row-major.
+/// tensor using it is gone; `strides` default to row-major and may be negative (`data` is
+/// element [0, ..., 0]; the memory the view reaches must exist).
+/// **Errors:** ShapeError for a negative size, a strides/sizes rank mismatch, or a view whose
+/// extent overflows int64.
 template <element T, class Deleter>
 Tensor<T> from_blob(T* data, const Dims& shape, Deleter deleter, Dims strides = {}) {
   if (strides.size() == 0 && shape.size() != 0) strides = contiguous_strides(shape);
-  int64_t span = 1;
-  for (int i = 0; i < shape.size(); ++i) span += (shape[i] - 1) * strides[i];
-  return Tensor<T>(borrow_storage(data, size_t(span > 0 ? span : 0) * sizeof(T), std::move(deleter)), shape,
-                   strides, 0);
+  if (strides.size() != shape.size())
+    throw ShapeError("from_blob: strides " + to_string(strides) + " do not match sizes " + to_string(shape));
+  int64_t lo = 0, hi = 0;  // lowest and highest element reached, relative to data
+  bool empty = false;
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) throw ShapeError("from_blob: negative size in " + to_string(shape));
+    empty = empty || shape[i] == 0;
+  }
+  for (int i = 0; i < shape.size() && !empty; ++i) {
+    int64_t span = 0;
+    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &span) ||
+        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi) ||
+        __builtin_mul_overflow(hi - lo + 1, int64_t(sizeof(T)), &span))
+      throw ShapeError("from_blob: sizes " + to_string(shape) + " with strides " + to_string(strides) +
+                       " overflow int64 byte offsets");
+  }
+  auto s = std::make_shared<StorageImpl>();
+  s->data = empty ? static_cast<void*>(data) : static_cast<void*>(data + lo);
+  s->nbytes = empty ? 0 : size_t(hi - lo + 1) * sizeof(T);
+  s->owner = std::shared_ptr<void>(static_cast<void*>(data), std::move(deleter));
+  return Tensor<T>(std::move(s), shape, strides, empty ? 0 : -lo);
 }
 /// Borrow memory the caller keeps alive for as long as the tensor (no deleter).
 template <element T>

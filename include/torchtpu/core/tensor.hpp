@@ -6,6 +6,7 @@
 #include <cstring>           // std::memcpy
 #include <initializer_list>  // std::initializer_list
 #include <string>            // std::string
+#include <string_view>       // std::string_view
 #include <utility>           // std::move
 #include <vector>            // std::vector
 
@@ -15,6 +16,42 @@
 #include "storage.hpp"       // Storage
 
 namespace torchtpu {
+namespace detail {
+
+/// Checks that a view (sizes, strides and offset in elements of `elem` bytes) lies inside the
+/// bytes of `s`, negative strides included, with every index computed overflow-free.
+/// **Errors:** ShapeError naming the sizes, strides, offset, dtype and the storage's size.
+inline void check_view_fits(const StorageImpl* s, const Dims& sizes, const Dims& strides, int64_t offset,
+                            size_t elem, std::string_view dtype) {
+  auto fail = [&](const std::string& why) {
+    throw ShapeError("Tensor: a view with sizes " + to_string(sizes) + ", strides " + to_string(strides) +
+                     ", storage offset " + std::to_string(offset) + " and dtype " + std::string(dtype) + " " + why);
+  };
+  if (sizes.size() != strides.size()) fail("has different numbers of sizes and strides");
+  bool empty = false;
+  for (int64_t v : sizes) {
+    if (v < 0) fail("has a negative size");
+    empty = empty || v == 0;
+  }
+  if (offset < 0) fail("has a negative storage offset");
+  if (empty) return;  // no element is read (torch checks only the offset then, too)
+  int64_t lo = offset, hi = offset;  // lowest and highest element index reached
+  for (int i = 0; i < sizes.size(); ++i) {
+    int64_t span = 0;
+    if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) ||
+        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+      fail("overflows int64 element indices");
+  }
+  const size_t nbytes = s ? s->nbytes : 0;
+  int64_t end = 0;  // one past the last byte reached
+  if (__builtin_add_overflow(hi, int64_t(1), &end) || __builtin_mul_overflow(end, int64_t(elem), &end))
+    fail("overflows int64 byte offsets");
+  if (lo < 0 || uint64_t(end) > nbytes)
+    fail("reaches bytes [" + std::to_string(lo * int64_t(elem)) + ", " + std::to_string(end) +
+         ") outside its storage of " + std::to_string(nbytes) + " bytes" + (s ? "" : " (no storage)"));
+}
+
+}  // namespace detail
 
 /// A strided view of typed memory, shared by reference counting (like `at::Tensor`).
 ///
@@ -48,8 +85,12 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   Tensor() = default;
 
   /// A view of `storage` with the given sizes, strides (elements) and offset (elements).
+  /// **Errors:** ShapeError if a size is negative, the ranks of sizes and strides differ, the
+  /// offset is negative, or an element of the view (negative strides included) lies outside
+  /// the storage's bytes (torch's "out of bounds for storage" check).
   Tensor(Storage storage, Dims sizes, Dims strides, int64_t offset = 0)
       : storage_(std::move(storage)), sizes_(sizes), strides_(strides), offset_(offset) {
+    detail::check_view_fits(storage_.get(), sizes_, strides_, offset_, sizeof(T), dtype_name(dtype_of<T>()));
     check_rank();
   }
 
@@ -236,16 +277,19 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     start = clampi(start);
     end = clampi(end);
     if (end < start) end = start;
-    Tensor<T> r(storage_, sizes_, strides_, offset_ + start * strides_[d]);
-    r.sizes_[d] = (end - start + step - 1) / step;
-    r.strides_[d] = strides_[d] * step;
+    Tensor<T> r(unchecked_view{}, storage_, sizes_, strides_, offset_ + start * strides_[d]);
+    r.sizes_[d] = end > start ? (end - start - 1) / step + 1 : 0;  // no overflow for any step
+    // with one element or none the stride is never applied: keep it (step * stride may overflow)
+    if (r.sizes_[d] > 1 && __builtin_mul_overflow(strides_[d], step, &r.strides_[d]))
+      throw ValueError("slice: step " + std::to_string(step) + " times stride " + std::to_string(strides_[d]) +
+                       " overflows int64 (shape " + to_string(sizes_) + ")");
     return r;
   }
   /// `length` elements from `start` along `dim`. **Errors:** IndexError if out of range.
   Tensor<T> narrow(int64_t dim, int64_t start, int64_t length) const {
     const int d = wrap_dim(dim, this->dim(), "narrow");
     if (start < 0) start += sizes_[d];
-    if (start < 0 || length < 0 || start + length > sizes_[d])
+    if (start < 0 || length < 0 || length > sizes_[d] - start)
       throw IndexError("narrow: start " + std::to_string(start) + " + length " +
                        std::to_string(length) + " exceeds size " + std::to_string(sizes_[d]) +
                        " of dim " + std::to_string(d) + " in shape " + to_string(sizes_));
@@ -260,7 +304,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
                        std::to_string(d) + " of size " + std::to_string(n) + " (shape " +
                        to_string(sizes_) + ")");
     if (index < 0) index += n;
-    Tensor<T> r(storage_, sizes_, strides_, offset_ + index * strides_[d]);
+    Tensor<T> r(unchecked_view{}, storage_, sizes_, strides_, offset_ + index * strides_[d]);
     r.sizes_.erase(d);
     r.strides_.erase(d);
     return r;
@@ -308,13 +352,13 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
       throw ShapeError("view: size " + to_string(s) + " is not compatible with input strides " +
                        to_string(strides_) + " of shape " + to_string(sizes_) +
                        " (at least one dimension spans across two contiguous subspaces); use reshape");
-    return Tensor<T>(storage_, s, st, offset_);
+    return Tensor<T>(unchecked_view{}, storage_, s, st, offset_);
   }
   /// Like `view` when possible, else a contiguous copy (torch semantics).
   Tensor<T> reshape(const Dims& shape) const {
     const Dims s = infer_size(shape, "reshape");
     Dims st;
-    if (view_strides(s, st)) return Tensor<T>(storage_, s, st, offset_);
+    if (view_strides(s, st)) return Tensor<T>(unchecked_view{}, storage_, s, st, offset_);
     return contiguous().view(s);
   }
   /// Merge dims `start..end` into one.
@@ -332,7 +376,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   }
   /// Remove every size-1 dim.
   Tensor<T> squeeze() const {
-    Tensor<T> r(storage_, {}, {}, offset_);
+    Tensor<T> r(unchecked_view{}, storage_, {}, {}, offset_);
     for (int i = 0; i < dim(); ++i)
       if (sizes_[i] != 1) { r.sizes_.push_back(sizes_[i]); r.strides_.push_back(strides_[i]); }
     return r;
@@ -360,7 +404,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     if (shape.size() < dim())
       throw ShapeError("expand: the number of sizes provided " + to_string(shape) +
                        " must be at least the number of dims of shape " + to_string(sizes_));
-    Tensor<T> r(storage_, shape, Dims::filled(shape.size(), 0), offset_);
+    Tensor<T> r(unchecked_view{}, storage_, shape, Dims::filled(shape.size(), 0), offset_);
     const int lead = shape.size() - dim();
     for (int i = 0; i < shape.size(); ++i) {
       const int j = i - lead;
@@ -368,6 +412,9 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
         if (shape[i] < 0) throw ShapeError("expand: -1 not allowed in a new leading dim of " + to_string(shape));
         continue;
       }
+      if (shape[i] < -1)
+        throw ShapeError("expand: size " + std::to_string(shape[i]) + " at dim " + std::to_string(i) + " of " +
+                         to_string(shape) + " is negative (-1 keeps the size of shape " + to_string(sizes_) + ")");
       const int64_t want = shape[i] == -1 ? sizes_[j] : shape[i];
       r.sizes_[i] = want;
       if (sizes_[j] == want) r.strides_[i] = strides_[j];
@@ -407,13 +454,21 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     for (int64_t s : shape)
       if (s < 0) throw ShapeError("empty: negative size in " + to_string(shape));
     const size_t nbytes = storage_nbytes(shape, sizeof(T));  // checked before the strides
-    Tensor r(allocate_storage(nbytes), shape,
+    Tensor r(unchecked_view{}, allocate_storage(nbytes), shape,
              contiguous_strides(shape), 0);
     return r;
   }
 
  private:
   template <element, int> friend class Tensor;
+
+  /// Views made from a valid view (slice, select, view, expand, ...) fit by construction and
+  /// skip `check_view_fits`; so does `empty`, which allocates exactly the view's bytes.
+  struct unchecked_view {};
+  Tensor(unchecked_view, Storage storage, Dims sizes, Dims strides, int64_t offset)
+      : storage_(std::move(storage)), sizes_(sizes), strides_(strides), offset_(offset) {
+    check_rank();
+  }
 
   void check_rank() const {
     if constexpr (Rank != dynamic_rank)
@@ -451,8 +506,8 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
         infer = i;
       } else if (s[i] < 0) {
         throw ShapeError(std::string(op) + ": invalid shape " + to_string(shape));
-      } else {
-        known *= s[i];
+      } else if (__builtin_mul_overflow(known, s[i], &known)) {
+        throw ShapeError(std::string(op) + ": shape " + to_string(shape) + " overflows int64 element counts");
       }
     }
     const int64_t n = numel();

@@ -49,7 +49,8 @@ inline int64_t plan_rows(const LoopPlan& p) {
 
 /// True when writing `dest` while reading `e`'s elementwise operands could read an element
 /// after it was overwritten: an operand shares memory with `dest` but is not read at
-/// exactly the position being written.
+/// exactly the position being written. Here and below, overlap is decided on address ranges,
+/// never by comparing storages (two `from_blob` tensors over one buffer have two storages).
 template <element T, int R, class E>
 bool overlaps_unsafely(const Tensor<T, R>& dest, const E& e) {
   const char *dlo, *dhi;
@@ -58,7 +59,8 @@ bool overlaps_unsafely(const Tensor<T, R>& dest, const E& e) {
   for_each_operand(
       e,
       [&](const Dims& sh, const Dims& st, const StorageImpl* s, const void* data, size_t elem) {
-        if (bad || s == nullptr || s != dest.storage().get()) return;
+        (void)s;
+        if (bad) return;
         const char *lo, *hi;
         if (!byte_extent(data, sh, st, elem, lo, hi) || hi < dlo || lo > dhi) return;
         // Same element positions? (same address, same size, and same strides once broadcast)
@@ -86,9 +88,9 @@ bool overlaps_any(const Tensor<T, R>& dest, const E& e) {
   for_each_operand(
       e,
       [&](const Dims& sh, const Dims& st, const StorageImpl* s, const void* data, size_t elem) {
+        (void)s;
         const char *lo, *hi;
-        if (s == dest.storage().get() && byte_extent(data, sh, st, elem, lo, hi) && !(hi < dlo || lo > dhi))
-          hit = true;
+        if (byte_extent(data, sh, st, elem, lo, hi) && !(hi < dlo || lo > dhi)) hit = true;
       },
       [](const auto&) {});
   return hit;
@@ -145,7 +147,6 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
   const Dims dst = dest_strides_over_input(in, node.mask, node.keepdim, dest.strides());
   int barrier = 0;
   LoopPlan p = reduction_plan(node.arg, node.mask, dst, barrier);
-  Evaluator<E> ev(node.arg, p, EvalContext{});
   int64_t dst_st[max_rank];
   plan_strides(p, in, dst, dst_st);
   int64_t count = 1;
@@ -194,6 +195,9 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
     }
   }
 #endif
+  // The scalar evaluator only here: building it materializes the sub-nodes that are not
+  // elementwise (a matmul), which the vector paths above have evaluated already (issue 18 #14).
+  Evaluator<E> ev(node.arg, p, EvalContext{});
   int64_t idx[max_rank] = {};
   for (int64_t o = 0; o < kept_total; ++o) {
     int64_t rem = o, off = 0;
@@ -276,10 +280,11 @@ template <class E, bool Log, element T, int R>
 void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
   using M = opmath_t<T>;
   const Dims& in = node.arg.shape();
-  if (in.size() == 0) {  // softmax of a scalar: 1 (log: 0)
+  if (in.size() == 0) {  // softmax of a scalar: 1 (log: 0); NaN for +-inf and NaN (as torch)
     Evaluator<E> ev(node.arg, make_plan(in), EvalContext{});
     const M v = convert<M>(ev.at(0));
-    dest.data_ptr()[0] = convert<T>(v != v ? v : (Log ? M(0) : M(1)));
+    const M t = v - v;  // x - max: 0, or NaN
+    dest.data_ptr()[0] = convert<T>(Log ? t : t + M(1));
     return;
   }
   int order[max_rank];
@@ -320,6 +325,9 @@ void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
         s += std::exp(v - mx);
       }
     }
+    // A +inf maximum: torch computes exp(x - max) with x - max = inf - inf = NaN, so the whole
+    // row is NaN (as the vector path); the running rescale above would have dropped it.
+    if (mx == std::numeric_limits<M>::infinity()) s = std::numeric_limits<M>::quiet_NaN();
     // pass 2: write
     if constexpr (Log) {
       const M ls = std::log(s);
@@ -600,7 +608,7 @@ struct RowOperands {
 /// by rows in place (inner stride not 1, broadcast along the row, or shares memory with the
 /// destination `dst`).
 template <int K, int N, class E>
-bool row_operands(RowOperands<N>& l, const E& e, const StorageImpl* dst, int64_t m, int64_t n, float* c,
+bool row_operands(RowOperands<N>& l, const E& e, const char* const (&dst)[2], int64_t m, int64_t n, float* c,
                   int64_t ldc) {
   if constexpr (is_weak_scalar<E>) {
     return true;
@@ -609,7 +617,8 @@ bool row_operands(RowOperands<N>& l, const E& e, const StorageImpl* dst, int64_t
     const Dims& s = e.sizes();
     const Dims& st = e.strides();
     const int r = s.size();
-    if (e.storage().get() == dst) return false;
+    const char *lo, *hi;  // bytes shared with the destination [dst[0], dst[1]]: not in place
+    if (byte_extent(e.data_ptr(), s, st, sizeof(V), lo, hi) && !(hi < dst[0] || lo > dst[1])) return false;
     if (n > 1 && (r == 0 || s[r - 1] != n || st[r - 1] != 1)) return false;
     l.base[K] = reinterpret_cast<const char*>(e.data_ptr());
     l.row[K] = (r >= 2 && m > 1 && s[r - 2] == m) ? st[r - 2] * int64_t(sizeof(V)) : 0;
@@ -665,8 +674,9 @@ bool try_small_matmul(const Tensor<T, R>& dest, const E& e) {
     if constexpr (!is_contract<E>) {
       if (e.shape() != ds) return false;
     }
-    const StorageImpl* dst = dest.storage().get();
-    if (node.a.storage().get() == dst || node.b.storage().get() == dst) return false;
+    if (overlaps_any(dest, node.a) || overlaps_any(dest, node.b)) return false;
+    const char* dst[2];
+    if (!byte_extent(dest.data_ptr(), dest.sizes(), dest.strides(), sizeof(T), dst[0], dst[1])) return false;
     GemvArgs g;
     g.m = node.m; g.n = node.n; g.k = node.k;
     g.a = node.a.data_ptr();

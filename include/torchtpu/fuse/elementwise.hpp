@@ -286,7 +286,7 @@ bool elementwise_region(const Tensor<T, R>& dest, const E& e, bool check_overlap
   constexpr int64_t cost = region_cost<E>() > 1 ? region_cost<E>() : 1;
   constexpr int64_t grain = elementwise_grain / cost > elementwise_min_grain ? elementwise_grain / cost : elementwise_min_grain;
   return run_elementwise(l, block_kernel<T, E>(), &e, dest.data_ptr(), int(sizeof(T)), std::same_as<T, float>,
-                         dest.sizes(), dest.strides(), dest.storage().get(), check_overlap, grain);
+                         dest.sizes(), dest.strides(), check_overlap, grain);
 }
 
 // ---- the driver (compiled once per translation unit) ----------------------------------------
@@ -401,14 +401,14 @@ inline void plan_region(RegionJob& j, const RegionLeaves& l, void* out, int out_
 }
 
 /// True when writing `out` while reading the operands could read an element after it was
-/// overwritten: an operand shares memory with the destination but is not read at exactly the
-/// position being written.
+/// overwritten: an operand's bytes intersect the destination's but it is not read at exactly
+/// the position being written. Decided on address ranges, never on storages: two `from_blob`
+/// tensors (or two imports of one torch tensor) have different storages over the same memory.
 inline bool region_overlaps(const RegionLeaves& l, const void* out, int out_elem, const Dims& dsizes,
-                            const Dims& dstrides, const StorageImpl* dstorage) {
+                            const Dims& dstrides) {
   const char *dlo, *dhi;
-  if (!dstorage || !byte_extent(out, dsizes, dstrides, size_t(out_elem), dlo, dhi)) return false;
+  if (!byte_extent(out, dsizes, dstrides, size_t(out_elem), dlo, dhi)) return false;
   for (int k = 0; k < l.n; ++k) {
-    if (l.storage[k] != dstorage) continue;
     const char *lo, *hi;
     if (!byte_extent(l.data[k], *l.sizes[k], *l.strides[k], size_t(l.elem[k]), lo, hi) || hi < dlo || lo > dhi)
       continue;
@@ -429,9 +429,9 @@ inline bool region_overlaps(const RegionLeaves& l, const void* out, int out_elem
 
 /// The untyped body of `elementwise_region`.
 inline bool run_elementwise(const RegionLeaves& l, BlockFn fn, const void* expr, void* out, int out_elem,
-                            bool out_float, const Dims& dsizes, const Dims& dstrides, const StorageImpl* dstorage,
-                            bool check_overlap, int64_t grain = elementwise_grain) {
-  if (check_overlap && region_overlaps(l, out, out_elem, dsizes, dstrides, dstorage)) return false;
+                            bool out_float, const Dims& dsizes, const Dims& dstrides, bool check_overlap,
+                            int64_t grain = elementwise_grain) {
+  if (check_overlap && region_overlaps(l, out, out_elem, dsizes, dstrides)) return false;
   RegionJob j;
   plan_region(j, l, out, out_elem, dsizes, dstrides, true);
   j.fn = fn;
@@ -444,7 +444,9 @@ inline bool run_elementwise(const RegionLeaves& l, BlockFn fn, const void* expr,
 
 template <int Size>
 void copy_block(const BlockArgs& a, int64_t n) {
-  std::memcpy(a.out, a.in[0], size_t(n) * Size);
+  // the same block (x.copy_(x), or two handles of one memory): nothing to copy, and memcpy
+  // of overlapping ranges is undefined; other overlaps went through a temporary (write_into)
+  if (a.out != a.in[0]) std::memcpy(a.out, a.in[0], size_t(n) * Size);
 }
 
 /// dst = src (same element size `elem`, src broadcast to dst's shape), through the driver:

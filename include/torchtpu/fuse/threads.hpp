@@ -1,7 +1,7 @@
 // torchtpu/fuse/threads.hpp — the CPU thread pool and its policy: set_num_threads /
 // get_num_threads, the TORCHTPU_NUM_THREADS variable, and parallel_for with static chunks.
 #pragma once
-#include <pthread.h>  // pthread_create, pthread_join (POSIX threads)
+#include <pthread.h>  // pthread_create, pthread_join, pthread_atfork (POSIX threads)
 #include <unistd.h>   // sysconf(_SC_NPROCESSORS_ONLN)
 
 #include <algorithm>    // std::min
@@ -40,18 +40,45 @@ class ThreadPool {
   void resize(int n) {
     if (n < 1) n = 1;
     lock_busy();
+    lock_cfg();
     stop_workers();
     size_.store(n);
     start_workers();
+    unlock_cfg();
     unlock_busy();
   }
+
+  /// Most chunks one region's state word counts; `run` splits larger counts into regions of
+  /// at most this many (chunk numbering unchanged).
+  static constexpr int64_t max_region_chunks = 0xffff;
 
   /// Runs `task(ctx, i, nchunks)` for every i in [0, nchunks) on the calling thread and the
   /// workers; returns when all are done. Serial when nested or while the pool is busy.
   void run(Task task, void* ctx, int64_t nchunks) {
+    if (nchunks > max_region_chunks && !in_region() && size() > 1) {
+      struct Part {
+        Task task;
+        void* ctx;
+        int64_t base, total;
+      };
+      for (int64_t base = 0; base < nchunks; base += max_region_chunks) {
+        Part part{task, ctx, base, nchunks};
+        run([](void* p, int64_t i, int64_t) {
+              const Part& q = *static_cast<const Part*>(p);
+              q.task(q.ctx, q.base + i, q.total);
+            },
+            &part, std::min(max_region_chunks, nchunks - base));
+      }
+      return;
+    }
     if (nchunks <= 1 || in_region() || size() <= 1 || busy_.exchange(true, std::memory_order_acquire)) {
       for (int64_t i = 0; i < nchunks; ++i) task(ctx, i, nchunks);
       return;
+    }
+    if (!started_) {  // the first region in a forked child (see on_fork_child)
+      lock_cfg();
+      start_workers();
+      unlock_cfg();
     }
     dispatch(task, ctx, nchunks);  // does not throw: tasks catch their own exceptions
     unlock_busy();
@@ -59,7 +86,10 @@ class ThreadPool {
 
   ~ThreadPool() {
     lock_busy();
+    lock_cfg();
     stop_workers();
+    live_pool() = nullptr;
+    unlock_cfg();
   }
 
   static bool& in_region() {
@@ -75,7 +105,52 @@ class ThreadPool {
       if (v >= 1) n = v;
     }
     size_.store(n < 1 ? 1 : int(n));
+    // fork(): only the forking thread exists in the child. Without these handlers the child
+    // inherits `busy_` held by a region whose threads are gone, and hangs in exit() (the
+    // destructor waits for it) or in set_num_threads (issue 18 item 10).
+    pthread_atfork(&on_fork_prepare, &on_fork_parent, &on_fork_child);
+    lock_cfg();
+    live_pool() = this;
     start_workers();
+    unlock_cfg();
+  }
+
+  static ThreadPool*& live_pool() {
+    static ThreadPool* p = nullptr;
+    return p;
+  }
+  // Before fork: wait for a resize (or pool start or stop) in progress, so the child's copy of
+  // `workers_` is consistent. Never for a running region: the child does not need it to end
+  // (its threads do not exist there), and its tasks may wait on the forking thread.
+  static void on_fork_prepare() {
+    if (ThreadPool* p = live_pool()) p->lock_cfg();
+  }
+  static void on_fork_parent() {
+    if (ThreadPool* p = live_pool()) p->unlock_cfg();
+  }
+  // In the child: no worker exists and any region in flight belongs to threads that are gone.
+  // Forget both (never join or wait for the parent's threads) and start new workers at the
+  // child's first parallel region. Forking from inside a parallel task is not supported: the
+  // child would wait for chunks that were running on the parent's other threads.
+  static void on_fork_child() {
+    ThreadPool* p = live_pool();
+    if (p == nullptr) return;
+    p->workers_.clear();
+    p->started_ = false;
+    p->stop_.store(false, std::memory_order_relaxed);
+    p->state_.store(0, std::memory_order_relaxed);  // generation 0 never matches a region
+    p->gen_.store(0, std::memory_order_relaxed);
+    p->busy_.store(false, std::memory_order_relaxed);
+    p->cfg_.store(false, std::memory_order_release);
+  }
+
+  // `cfg_` guards starting and stopping workers (`workers_`, `started_`) against fork().
+  void lock_cfg() {
+    while (cfg_.exchange(true, std::memory_order_acquire)) cfg_.wait(true, std::memory_order_relaxed);
+  }
+  void unlock_cfg() {
+    cfg_.store(false, std::memory_order_release);
+    cfg_.notify_all();
   }
 
   // `busy_` is held by the thread running a parallel region (a lock that waits by futex).
@@ -89,32 +164,46 @@ class ThreadPool {
 
   // Chunks are claimed dynamically (a caller never waits for a worker that has not started:
   // under load it simply runs the chunks itself), but chunk i always covers the same range,
-  // so results do not depend on which thread ran it. `state_` = generation << 32 | next chunk,
-  // so a worker late from an earlier region can never claim a chunk of a newer one.
-  int64_t claim(uint64_t gen, int64_t n) {
+  // so results do not depend on which thread ran it.
+  //
+  // One atomic word describes the region: `state_` = generation (32 bits) | chunk count
+  // (16 bits) | next chunk (16 bits). A claim succeeds only against the word of the region
+  // the worker woke for, and takes the count from that same word: a worker late from an
+  // earlier region can never claim a chunk of a newer one, nor an index past its own
+  // region's count (issue 18 item 8: with the count in a separate field, a late worker read
+  // the next region's count before the state was reset and ran its chunks a second time).
+  static constexpr uint64_t pack(uint64_t gen, int64_t n) {
+    return (gen & 0xffffffffu) << 32 | uint64_t(n) << 16;
+  }
+  /// Claims a chunk of region `gen`: its index, and the region's count in `n`; -1 when the
+  /// region is exhausted or is not the current one.
+  int64_t claim(uint64_t gen, int64_t& n) {
     uint64_t s = state_.load(std::memory_order_acquire);
     for (;;) {
       if ((s >> 32) != (gen & 0xffffffffu)) return -1;
-      const int64_t i = int64_t(s & 0xffffffffu);
+      n = int64_t((s >> 16) & 0xffffu);
+      const int64_t i = int64_t(s & 0xffffu);
       if (i >= n) return -1;
       if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) return i;
     }
   }
 
   void dispatch(Task task, void* ctx, int64_t n) {
-    // The region's fields are published before its generation (release); a worker reads the
-    // generation (acquire) and then the fields, so it never sees an older task than its gen.
+    // The region's fields are published before its state word and generation (release); a
+    // worker reads the generation (acquire), then the fields. A claim that succeeds proves
+    // the fields it read are this region's: the next region cannot store new ones before
+    // every chunk of this one has been claimed and has finished.
     task_.store(task, std::memory_order_relaxed);
     ctx_.store(ctx, std::memory_order_relaxed);
-    nchunks_.store(n, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
-    const uint64_t gen = gen_.load(std::memory_order_relaxed) + 1;
-    state_.store((gen & 0xffffffffu) << 32, std::memory_order_release);
+    uint64_t gen = gen_.load(std::memory_order_relaxed) + 1;
+    if ((gen & 0xffffffffu) == 0) ++gen;  // generation 0 (in the low bits) is never a region
+    state_.store(pack(gen, n), std::memory_order_release);
     gen_.store(gen, std::memory_order_release);
     gen_.notify_all();
     in_region() = true;
-    for (int64_t i; (i = claim(gen, n)) >= 0;) {
-      task(ctx, i, n);
+    for (int64_t i, k; (i = claim(gen, k)) >= 0;) {
+      task(ctx, i, k);
       done_.fetch_add(1, std::memory_order_acq_rel);
     }
     in_region() = false;
@@ -146,8 +235,7 @@ class ThreadPool {
       seen = g;
       const Task t = task_.load(std::memory_order_relaxed);
       void* const c = ctx_.load(std::memory_order_relaxed);
-      const int64_t n = nchunks_.load(std::memory_order_relaxed);
-      for (int64_t i; (i = claim(seen, n)) >= 0;) {
+      for (int64_t i, n; (i = claim(seen, n)) >= 0;) {
         t(c, i, n);
         done_.fetch_add(1, std::memory_order_acq_rel);
       }
@@ -166,6 +254,7 @@ class ThreadPool {
   }
 
   void start_workers() {
+    started_ = true;
     stop_.store(false);
     const uint64_t g = gen_.load();  // read before any region can start
     for (int i = 1; i < size(); ++i) {
@@ -189,13 +278,14 @@ class ThreadPool {
 
   std::atomic<int> size_{1};
   std::atomic<bool> busy_{false};
+  std::atomic<bool> cfg_{false};
   std::atomic<uint64_t> gen_{0};
   std::atomic<int64_t> done_{0};
   std::atomic<uint64_t> state_{0};
   std::atomic<bool> stop_{false};
   std::atomic<Task> task_{nullptr};
   std::atomic<void*> ctx_{nullptr};
-  std::atomic<int64_t> nchunks_{0};
+  bool started_ = false;  ///< workers exist (false in a forked child until its first region)
   std::vector<pthread_t> workers_;
 };
 

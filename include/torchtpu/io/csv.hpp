@@ -1,8 +1,10 @@
 // torchtpu/io/csv.hpp — reading numeric CSV files with a header row (such as
 // data/digits_test.csv) into a rows × cols table of doubles.
 #pragma once
+#include <cctype>        // std::isdigit
 #include <cerrno>        // errno
 #include <charconv>      // std::from_chars
+#include <cmath>         // HUGE_VAL
 #include <cstddef>       // size_t
 #include <cstdint>       // int64_t
 #include <cstdio>        // std::FILE, std::fopen, std::fread, std::fclose
@@ -54,22 +56,27 @@ struct CsvTable {
 
 namespace detail {
 
-/// Splits one CSV line into fields: commas separate, surrounding spaces and tabs are
-/// dropped, a field may be double-quoted (`""` inside quotes is one quote; a quoted field
-/// may hold commas). Throws ValueError naming `where` for an unterminated quote.
-inline std::vector<std::string> csv_split(std::string_view line, const std::string& where) {
+/// Reads one CSV record (RFC 4180) starting at `text[i]` into fields and moves `i` past it
+/// and its line end: commas separate, surrounding spaces and tabs are dropped, a field may be
+/// double-quoted (`""` inside quotes is one quote; a quoted field may hold commas and line
+/// ends). A record ends at an unquoted `\n` or `\r\n`, or at the end of the text. `line` is
+/// the 1-based number of the current line, advanced past each line end consumed. Throws
+/// ValueError naming `where` (the record's first line) for an unterminated quote.
+inline std::vector<std::string> csv_split(std::string_view text, size_t& i, int64_t& line, const std::string& where) {
   std::vector<std::string> fields;
-  size_t i = 0;
   auto is_space = [](char c) { return c == ' ' || c == '\t'; };
+  auto at_record_end = [&] {
+    return i >= text.size() || text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] == '\n'));
+  };
   while (true) {
-    while (i < line.size() && is_space(line[i])) ++i;
+    while (i < text.size() && is_space(text[i])) ++i;
     std::string field;
-    if (i < line.size() && line[i] == '"') {
+    if (i < text.size() && text[i] == '"') {
       ++i;
       while (true) {
-        if (i >= line.size()) throw ValueError(where + ": unterminated quoted field");
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
+        if (i >= text.size()) throw ValueError(where + ": unterminated quoted field");
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
             field.push_back('"');
             i += 2;
             continue;
@@ -77,28 +84,72 @@ inline std::vector<std::string> csv_split(std::string_view line, const std::stri
           ++i;
           break;
         }
-        field.push_back(line[i++]);
+        if (text[i] == '\n') ++line;
+        field.push_back(text[i++]);
       }
-      while (i < line.size() && is_space(line[i])) ++i;
-      if (i < line.size() && line[i] != ',')
+      while (i < text.size() && is_space(text[i])) ++i;
+      if (!at_record_end() && text[i] != ',')
         throw ValueError(where + ": unexpected text after the closing quote of field " +
                          std::to_string(fields.size() + 1));
     } else {
       const size_t start = i;
-      while (i < line.size() && line[i] != ',') ++i;
+      while (!at_record_end() && text[i] != ',') ++i;
       size_t end = i;
-      while (end > start && is_space(line[end - 1])) --end;
-      field.assign(line.substr(start, end - start));
+      while (end > start && is_space(text[end - 1])) --end;
+      field.assign(text.substr(start, end - start));
     }
     fields.push_back(std::move(field));
-    if (i >= line.size()) break;
+    if (at_record_end()) {
+      if (i < text.size() && text[i] == '\r') ++i;
+      if (i < text.size() && text[i] == '\n') {
+        ++i;
+        ++line;
+      }
+      break;
+    }
     ++i;  // ','
   }
   return fields;
 }
 
-/// Parses a whole field as a double (decimal or scientific notation, an optional sign,
-/// `nan`, `inf`); returns false if any of it is not part of the number.
+/// For a decimal number `text` that from_chars found out of range: true if its magnitude is
+/// above the largest double (it overflows), false if below the smallest (it underflows).
+inline bool csv_overflows(std::string_view text) {
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  // the power of ten of the first nonzero digit, before the exponent part
+  int64_t int_digits = 0, frac_digits = 0, first = -1;  // first: its index among the integer digits
+  int64_t lead = 0;
+  bool seen = false, point = false;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'); ++i) {
+    if (text[i] == '.') {
+      point = true;
+      continue;
+    }
+    if (point) ++frac_digits;
+    else ++int_digits;
+    if (!seen && text[i] != '0') {
+      seen = true;
+      if (point) lead = -frac_digits;
+      else first = int_digits - 1;
+    }
+  }
+  if (first >= 0) lead = int_digits - 1 - first;
+  int64_t e = 0;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    const bool neg = i < text.size() && text[i] == '-';
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i)
+      if (e < (int64_t(1) << 40)) e = e * 10 + (text[i] - '0');
+    if (neg) e = -e;
+  }
+  return lead + e >= 0;
+}
+
+/// Parses a whole field as a double as Python's `float()` does (decimal or scientific
+/// notation, an optional sign, `nan`, `inf`): a number too large for a double is +-inf, one
+/// too small is +-0.0. Returns false if any of the field is not part of the number.
 inline bool csv_parse_double(std::string_view text, double& out) {
   if (!text.empty() && text.front() == '+') {  // from_chars takes '-' but not '+'
     text.remove_prefix(1);
@@ -106,14 +157,22 @@ inline bool csv_parse_double(std::string_view text, double& out) {
   }
   if (text.empty()) return false;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size();
+  if (end != text.data() + text.size()) return false;
+  if (ec == std::errc::result_out_of_range) {  // finite text beyond double's range
+    const bool neg = text.front() == '-';
+    out = csv_overflows(text) ? (neg ? -HUGE_VAL : HUGE_VAL) : (neg ? -0.0 : 0.0);
+    return true;
+  }
+  return ec == std::errc();
 }
 
 }  // namespace detail
 
-/// Parses CSV text whose first non-blank line is a header of column names and whose other
-/// lines are numbers, all rows with as many fields as the header. Blank lines are
-/// skipped; `\n` and `\r\n` line ends and a UTF-8 byte-order mark are accepted. `what`
+/// Parses CSV text whose first non-blank record is a header of column names and whose other
+/// records are numbers, all with as many fields as the header. Blank lines are skipped;
+/// `\n` and `\r\n` line ends, quoted fields holding line ends (RFC 4180) and a UTF-8
+/// byte-order mark are accepted. Numbers are read as Python's `float()` reads them
+/// (`1e400` is inf, `1e-400` is 0.0). `what`
 /// names the source in error messages (a path, or "<memory>").
 ///
 /// **Errors:** `ValueError` naming the source, the 1-based line number and, for a bad
@@ -126,17 +185,19 @@ inline CsvTable parse_csv(std::string_view text, std::string_view what = "<memor
   CsvTable t;
   bool have_header = false;
   size_t pos = 0;
-  int64_t line_no = 0;
+  int64_t line_no = 1;
   while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank
+    // a blank line (spaces and tabs only) is skipped
+    size_t k = pos;
+    while (k < text.size() && (text[k] == ' ' || text[k] == '\t')) ++k;
+    if (k == text.size() || text[k] == '\n' || (text[k] == '\r' && (k + 1 == text.size() || text[k + 1] == '\n'))) {
+      pos = k < text.size() && text[k] == '\r' ? k + 1 : k;
+      if (pos < text.size()) ++pos;  // '\n'
+      ++line_no;
+      continue;
+    }
     const std::string where = w + ":" + std::to_string(line_no);
-    std::vector<std::string> fields = detail::csv_split(line, where);
+    std::vector<std::string> fields = detail::csv_split(text, pos, line_no, where);
     if (!have_header) {
       t.header = std::move(fields);
       t.cols = static_cast<int64_t>(t.header.size());

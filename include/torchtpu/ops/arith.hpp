@@ -11,14 +11,16 @@
 
 namespace torchtpu {
 
-/// Elementwise sum with broadcasting. **Dtypes:** all; promoted (core/dtype.hpp).
+/// Elementwise sum with broadcasting. **Dtypes:** all; promoted (core/dtype.hpp). Signed
+/// integers wrap around on overflow (two's complement, as torch; never undefined): so do
+/// sub, mul, pow, neg and abs.
 struct AddOp : same_type_policy {
   ///@{
   /// Names: `add`, TorchScript `aten::add`, StableHLO `stablehlo.add`.
   static constexpr std::string_view name = "add", aten = "aten::add", hlo = "stablehlo.add";
   ///@}
   /// CPU kernel: the op on 2 values of the compute type.
-  template <class M> constexpr M operator()(M a, M b) const { return M(a + b); }
+  template <class M> constexpr M operator()(M a, M b) const { return detail::wrap_add(a, b); }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
   /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
@@ -34,7 +36,7 @@ struct SubOp : same_type_policy {
   static constexpr std::string_view name = "sub", aten = "aten::sub", hlo = "stablehlo.subtract";
   ///@}
   /// CPU kernel: the op on 2 values of the compute type.
-  template <class M> constexpr M operator()(M a, M b) const { return M(a - b); }
+  template <class M> constexpr M operator()(M a, M b) const { return detail::wrap_sub(a, b); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a - b; }
 };
@@ -47,7 +49,7 @@ struct MulOp : same_type_policy {
   /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const {
     if constexpr (std::same_as<M, bool>) return a && b;
-    else return M(a * b);
+    else return detail::wrap_mul(a, b);
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.
   /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
@@ -81,6 +83,8 @@ struct FloorDivideOp : same_type_policy {
       return std::floor(a / b);
     } else {
       if (b == 0) throw ValueError("floor_divide: integer division by zero");
+      if constexpr (std::is_signed_v<M>)
+        if (b == M(-1)) return detail::wrap_neg(a);  // MIN / -1 wraps to MIN (no trap)
       M q = M(a / b);
       if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
       return q;
@@ -114,6 +118,8 @@ struct RemainderOp : same_type_policy {
       return r;
     } else {
       if (b == 0) throw ValueError("remainder: integer division by zero");
+      if constexpr (std::is_signed_v<M>)
+        if (b == M(-1)) return M(0);  // MIN % -1 would trap
       M r = M(a % b);
       if (r != 0 && ((r < 0) != (b < 0))) r = M(r + b);
       return r;
@@ -142,10 +148,12 @@ struct PowOp : same_type_policy {
       return std::pow(a, b);
     } else {
       if (b < 0) return M(a == 1 ? 1 : (a == -1 ? ((b % 2) ? -1 : 1) : 0));
+      // square-and-multiply; the base is squared only while bits remain, so a result that
+      // fits never overflows on the way (pow(65536, 1)), and one that does not wraps
       M r = 1, base = a;
       for (auto e = b; e > 0; e /= 2) {
-        if (e & 1) r = M(r * base);
-        base = M(base * base);
+        if (e & 1) r = detail::wrap_mul(r, base);
+        if (e > 1) base = detail::wrap_mul(base, base);
       }
       return r;
     }

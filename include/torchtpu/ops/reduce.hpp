@@ -11,7 +11,7 @@
 namespace torchtpu {
 
 /// Sum. **Dtypes:** all; bool and integers accumulate and return int64 (as torch.sum);
-/// bf16/half accumulate in float. NaN propagates.
+/// bf16/half accumulate in float. NaN propagates. Integer sums wrap around in int64 (as torch).
 struct SumOp {
   ///@{
   /// Names: `sum`, TorchScript `aten::sum`, StableHLO `stablehlo.add`.
@@ -24,7 +24,7 @@ struct SumOp {
   /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() { return A(0); }
   /// Folds two partial accumulators into one.
-  template <class A> static constexpr A combine(A a, A b) { return a + b; }
+  template <class A> static constexpr A combine(A a, A b) { return detail::wrap_add(a, b); }
   /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   /// Vector form of `combine` (fuse/vecmath.hpp).
@@ -56,7 +56,7 @@ struct MeanOp {
   /// Vector form of `combine` (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
 };
-/// Product; integers and bool give int64.
+/// Product; integers and bool give int64 (wrapping around on overflow, as torch).
 struct ProdOp {
   ///@{
   /// Names: `prod`, TorchScript `aten::prod`, StableHLO `stablehlo.multiply`.
@@ -69,7 +69,7 @@ struct ProdOp {
   /// Start value of the accumulator (the reduction's identity).
   template <class A> static constexpr A init() { return A(1); }
   /// Folds two partial accumulators into one.
-  template <class A> static constexpr A combine(A a, A b) { return a * b; }
+  template <class A> static constexpr A combine(A a, A b) { return detail::wrap_mul(a, b); }
   /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   /// Vector form of `combine` (fuse/vecmath.hpp).

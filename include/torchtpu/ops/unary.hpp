@@ -18,7 +18,7 @@ struct NegOp : same_type_policy {
   static constexpr std::string_view name = "neg", aten = "aten::neg", hlo = "stablehlo.negate";
   ///@}
   /// CPU kernel: the op on one value of the compute type.
-  template <class M> constexpr M operator()(M x) const { return M(-x); }
+  template <class M> constexpr M operator()(M x) const { return detail::wrap_neg(x); }  // neg(MIN) = MIN
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return -x; }
 };
@@ -31,7 +31,7 @@ struct AbsOp : same_type_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const {
     if constexpr (std::is_unsigned_v<M>) return x;
-    else return x < M(0) ? M(-x) : x;
+    else return x < M(0) ? detail::wrap_neg(x) : x;  // abs(MIN) = MIN, as torch
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V x) const { return vabs(x); }
@@ -248,12 +248,23 @@ struct ClampOp : same_type_policy {
   double lo = -std::numeric_limits<double>::infinity();
   /// Upper bound (+inf: none).
   double hi = std::numeric_limits<double>::infinity();
+  /// A bound in M; for integers clipped to M's range first (no undefined float -> int cast).
+  template <class M> static constexpr M bound(double v) {
+    if constexpr (std::is_integral_v<M> && !std::same_as<M, bool>) {
+      using L = std::numeric_limits<M>;
+      if (v >= double(L::max())) return L::max();
+      if (v <= double(L::min())) return L::min();
+      return static_cast<M>(v);
+    } else {
+      return convert<M>(v);
+    }
+  }
   /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const {
     if (detail::is_nan(x)) return x;
     M r = x;
-    if (double(r) < lo) r = M(lo);
-    if (double(r) > hi) r = M(hi);
+    if (double(r) < lo) r = bound<M>(lo);
+    if (double(r) > hi) r = bound<M>(hi);
     return r;
   }
   // StableHLO lowering (device/lower.hpp): operands already in the compute dtype, broadcast.

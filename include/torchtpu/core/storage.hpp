@@ -42,8 +42,10 @@ using Storage = std::shared_ptr<StorageImpl>;
 /// A failed host allocation: a `std::bad_alloc` that says how many bytes were asked for.
 class AllocationError : public std::bad_alloc {
  public:
+  /// The error for a failed request of `nbytes` bytes.
   explicit AllocationError(size_t nbytes)
       : msg_("cannot allocate " + std::to_string(nbytes) + " bytes of host memory (out of memory)") {}
+  /// "cannot allocate N bytes of host memory (out of memory)".
   const char* what() const noexcept override { return msg_.c_str(); }
 
  private:

@@ -17,6 +17,9 @@
 
 namespace torchtpu {
 namespace detail {
+/// Tag of the Tensor constructor that skips the storage-bounds check (one type for every rank,
+/// so a Tensor<T, R> can build a Tensor<T> view).
+struct unchecked_view {};
 
 /// Checks that a view (sizes, strides and offset in elements of `elem` bytes) lies inside the
 /// bytes of `s`, negative strides included, with every index computed overflow-free.
@@ -464,7 +467,7 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
 
   /// Views made from a valid view (slice, select, view, expand, ...) fit by construction and
   /// skip `check_view_fits`; so does `empty`, which allocates exactly the view's bytes.
-  struct unchecked_view {};
+  using unchecked_view = detail::unchecked_view;
   Tensor(unchecked_view, Storage storage, Dims sizes, Dims strides, int64_t offset)
       : storage_(std::move(storage)), sizes_(sizes), strides_(strides), offset_(offset) {
     check_rank();

@@ -46,7 +46,7 @@ struct TreeNode {
   /// Scalar: the value in its opmath type.
   double scalar = 0;
   bool int_scalar = false;  ///< Scalar: an integer value, exactly `iscalar`
-  int64_t iscalar = 0;
+  int64_t iscalar = 0;  ///< Scalar: the exact integer value when `int_scalar`
   int leaf = -1;  ///< Leaf: index into ExprTree::leaves
   /// Contract: broadcast batch shape.
   Dims batch;

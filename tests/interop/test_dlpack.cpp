@@ -229,6 +229,26 @@ TEST_CASE("from_dlpack rejects what tests/fuzz/fuzz_dlpack found (fuzz reproduce
   CHECK(tail[1].item() == 3.0f);
 }
 
+TEST_CASE("from_dlpack: a view the tensor constructor refuses leaves the capsule the caller's", "[interop][dlpack]") {
+  // tests/fuzz/corpus/dlpack/repro_view_check_after_ownership: 6402105296169785560 bf16
+  // elements span 1.28e19 bytes, which fits size_t (import_dlpack's own check) but not int64
+  // byte offsets (the tensor's view check). The view check ran after the capsule was adopted,
+  // so the error path called the deleter although the caller still owned `m`.
+  int deletes = 0;
+  DLManagedTensor* m = make_producer(&deletes, DLDataType{kDLBfloat, 16, 1}, {4}, {}, 8);
+  int64_t* shape = m->dl_tensor.shape;
+  shape[0] = 6402105296169785560;
+  CHECK_THROWS_WITH(from_dlpack(m), Catch::Contains("overflows int64 byte offsets"));
+  CHECK_THROWS_AS(from_dlpack<bfloat16>(m), ShapeError);
+  CHECK(deletes == 0);
+  shape[0] = 4;
+  {
+    Tensor<bfloat16> ok = from_dlpack<bfloat16>(m);  // still intact after the failed attempts
+    CHECK(ok.numel() == 4);
+  }
+  CHECK(deletes == 1);
+}
+
 TEST_CASE("to_dlpack shares memory; the consumer's deleter releases it", "[interop][dlpack]") {
   // example-begin dlpack-roundtrip
   Tensor<float> x = arange<float>(12).reshape({3, 4});

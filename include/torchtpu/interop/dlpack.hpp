@@ -152,12 +152,16 @@ inline DLPackImport import_dlpack(DLManagedTensor* m, const ScalarType* expected
                        std::to_string(nbytes) + "-byte storage");
     r.storage = ex->storage;
     r.offset = inside ? int64_t((first - begin) / esize) : 0;
+    // The tensor constructor's own view check, run while `m` is still the caller's: once the
+    // deleter has run, nothing may throw (the caller would free `m` a second time).
+    check_view_fits(r.storage.get(), r.sizes, r.strides, r.offset, esize, dtype_name(r.dtype));
     m->deleter(m);
     return r;
   }
   auto s = std::make_shared<StorageImpl>();
   s->data = base;
   s->nbytes = size_t(span) * esize;
+  check_view_fits(s.get(), r.sizes, r.strides, r.offset, esize, dtype_name(r.dtype));  // as above
   s->owner = std::shared_ptr<void>(base, DLPackRelease{m});  // owns `m` from here on
   r.storage = std::move(s);
   return r;

@@ -13,6 +13,8 @@
 #include <torchtpu/io/npy.hpp>    // read_npy
 #include <torchtpu/jit/load.hpp>  // torchtpu::jit::load
 
+#include "npy_tensor.hpp"  // npy_tensor
+
 namespace {
 
 using torchtpu::jit::FloatTensor;
@@ -21,12 +23,7 @@ using torchtpu::jit::Mode;
 const std::string data_dir = TORCHTPU_DATA_DIR;
 const std::string models_dir = TORCHTPU_JIT_MODELS;
 
-FloatTensor npy_tensor(const std::string& path) {
-  const torchtpu::NpyArray a = torchtpu::read_npy(path);
-  torchtpu::Dims s;
-  for (int64_t d : a.shape) s.push_back(d);
-  return torchtpu::from_data(a.values<float>().data(), s);
-}
+using jit_test::npy_tensor;
 
 /// max |a - b| / max |b| (the conformance measure).
 double rel_diff(const FloatTensor& a, const FloatTensor& b) {

@@ -17,6 +17,8 @@
 #undef CHECK
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK_THROWS_WITH, Catch::Contains
 
+#include "npy_tensor.hpp"  // npy_tensor
+
 namespace {
 
 using torchtpu::jit::FloatTensor;
@@ -25,12 +27,7 @@ using Catch::Contains;
 
 const std::string fx = TORCHTPU_JIT_FIXTURES;
 
-FloatTensor npy(const std::string& path) {
-  const torchtpu::NpyArray a = torchtpu::read_npy(path);
-  torchtpu::Dims s;
-  for (int64_t d : a.shape) s.push_back(d);
-  return torchtpu::from_data(a.values<float>().data(), s);
-}
+using jit_test::npy_tensor;
 
 double max_abs(const FloatTensor& a, const FloatTensor& b) {
   REQUIRE(a.sizes() == b.sizes());
@@ -60,7 +57,7 @@ std::string load_error(const std::string& path) {
 TEST_CASE("jit semantics: gelu approximate='tanh' matches torch on the cpu (every mode) and the TPU emulator",
           "[jit][pjrt]") {
   const auto m = torchtpu::jit::load(fx + "/gelu_tanh.pt");
-  const FloatTensor x = npy(fx + "/gelu_tanh.input.npy"), want = npy(fx + "/gelu_tanh.output.npy");
+  const FloatTensor x = npy_tensor(fx + "/gelu_tanh.input.npy"), want = npy_tensor(fx + "/gelu_tanh.output.npy");
   for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) CHECK(max_abs(m.forward(x, mode), want) < 2e-6);
   const FloatTensor dev = on_emulator(m, x);
   CHECK(max_abs(dev, want) < 2e-6);
@@ -87,7 +84,7 @@ TEST_CASE("jit semantics: dropout traced in training mode is rejected at load, w
 
 TEST_CASE("jit semantics: dropout with p=0 in training mode (as Swin keeps it) is exact and loads", "[jit][pjrt]") {
   const auto m = torchtpu::jit::load(fx + "/dropout_p0_train.pt");
-  const FloatTensor x = npy(fx + "/dropout_p0_train.input.npy"), want = npy(fx + "/dropout_p0_train.output.npy");
+  const FloatTensor x = npy_tensor(fx + "/dropout_p0_train.input.npy"), want = npy_tensor(fx + "/dropout_p0_train.output.npy");
   CHECK(max_abs(m.forward(x), want) < 1e-5);
   CHECK(max_abs(on_emulator(m, x), want) < 1e-5);
 }

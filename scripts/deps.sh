@@ -2,7 +2,7 @@
 # build, tests, examples and main job need, when any is missing.
 TORCHTPU_DEBS=(meson ninja-build pkg-config cmake doxygen g++ libfmt-dev catch2 libxsimd-dev xtl-dev
   libdlpack-dev libopenblas-dev libtorch-dev python3-torch python3-torchvision python3-sklearn
-  python3-numpy clang-14 libclang-rt-14-dev)
+  python3-numpy python3-venv clang-14 libclang-rt-14-dev)
 install_deps() {
   local missing=()
   for p in "${TORCHTPU_DEBS[@]}" "$@"; do
@@ -15,4 +15,27 @@ install_deps() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
   fi
+}
+
+# The Python virtual environment .venv/ inside the checkout (git-ignored; issue 11): XLA's
+# PJRT plugins and jax, pinned in scripts/requirements-xla.txt. Skipped when .venv/ already
+# holds exactly that list (a stamp file records it). About 600 MB to download.
+# TORCHTPU_VENV overrides the location; TORCHTPU_PIP_FIND_LINKS names a local wheel folder.
+setup_venv() {
+  local root venv req stamp
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="${TORCHTPU_VENV:-$root/.venv}"
+  req="$root/scripts/requirements-xla.txt"
+  stamp="$venv/.torchtpu-requirements"
+  if [ -f "$stamp" ] && cmp -s "$req" "$stamp"; then
+    return 0
+  fi
+  local t0=$SECONDS
+  echo "setting up $venv (scripts/requirements-xla.txt)"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  local links=()
+  [ -n "${TORCHTPU_PIP_FIND_LINKS:-}" ] && links=(--find-links "$TORCHTPU_PIP_FIND_LINKS")
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${links[@]}" -r "$req"
+  cp "$req" "$stamp"
+  echo "$venv ready in $((SECONDS - t0)) s"
 }

@@ -1,0 +1,283 @@
+// bench/xla_capi.cpp — the torchtpu side of bench/xla_vs_jax.py, as a small C ABI that the
+// Python driver loads with ctypes, so that torchtpu and jax.jit run in one process on the same
+// inputs, their calls interleaved round by round (issue 11, "Benchmarks").
+//
+// Workloads (inputs are uploaded by the driver, so both sides compute on identical data):
+//   0 chain10      the 10-op chain of bench/device_modes.cpp (`chain_per_op`: one statement per op)
+//                  on slot 0 (2^22 f32)
+//   1 chain10_expr the same chain as one expression (`chain_fused`) on slot 0
+//   2 chain150     150 one-input ops, one statement each (15 x the block below) on slot 1
+//   3 mlp          3-layer MLP forward, one statement per op (`mlp_per_op`): x = slot 2
+//                  [256, 512], w1 b1 w2 b2 w3 b3 = slots 3..8
+//   4 add1         one op, `x + 1` on slot 9 (2^10 f32): per-op dispatch cost
+// Modes: 0 strict, 1 fused, 2 debug (ExecutionMode).
+//
+// A call is timed until its result is ready on the device (`wait_ready`: PJRT_Buffer_ReadyEvent,
+// what jax's block_until_ready waits for), not until torchtpu::sync() returns: sync() flushes the
+// deferred graph but does not wait for executions, which real XLA runs asynchronously.
+// All entry points return a negative value (or null) on error; ttb_last_error() says why.
+#include <chrono>     // std::chrono::steady_clock
+#include <cstdint>    // int64_t, uint64_t
+#include <cstring>    // std::memcpy
+#include <exception>  // std::exception
+#include <optional>   // std::optional
+#include <string>     // std::string
+#include <vector>     // std::vector
+
+#include <torchtpu/device.hpp>  // Tensor, modes, the device runtime, pjrt::CompilationCache
+
+using namespace torchtpu;
+
+namespace {
+
+std::string g_error;
+std::optional<Device> g_device;
+std::vector<Tensor<float>> g_slots(10);
+
+Tensor<float> chain_fused(const Tensor<float>& x) {
+  return Tensor<float>(tanh(exp(-abs(x * 0.5f + 0.25f)) * 2.0f - 1.0f) * 0.75f + sigmoid(x));
+}
+Tensor<float> chain_per_op(const Tensor<float>& x) {
+  Tensor<float> a = x * 0.5f;
+  Tensor<float> b = a + 0.25f;
+  Tensor<float> c = abs(b);
+  Tensor<float> d = -c;
+  Tensor<float> e = exp(d);
+  Tensor<float> f = e * 2.0f;
+  Tensor<float> g = f - 1.0f;
+  Tensor<float> h = tanh(g);
+  Tensor<float> s = sigmoid(x);
+  Tensor<float> r = h * 0.75f;
+  return Tensor<float>(r + s);
+}
+/// 15 x (x*0.5, +0.25, abs, neg, exp, *2, -1, tanh, *0.75, +0.5): 150 ops, values stay in
+/// (-0.25, 1.25). bench/xla_vs_jax.py's `chain150` is the same function.
+Tensor<float> chain150_per_op(Tensor<float> x) {
+  for (int i = 0; i < 15; ++i) {
+    Tensor<float> a = x * 0.5f;
+    Tensor<float> b = a + 0.25f;
+    Tensor<float> c = abs(b);
+    Tensor<float> d = -c;
+    Tensor<float> e = exp(d);
+    Tensor<float> f = e * 2.0f;
+    Tensor<float> g = f - 1.0f;
+    Tensor<float> h = tanh(g);
+    Tensor<float> k = h * 0.75f;
+    x = Tensor<float>(k + 0.5f);  // a new array each time (rebinds), like the other statements
+  }
+  return x;
+}
+Tensor<float> mlp_per_op(const std::vector<Tensor<float>>& s) {
+  Tensor<float> a1 = matmul(s[2], s[3]);
+  Tensor<float> z1 = a1 + s[4];
+  Tensor<float> h1 = relu(z1);
+  Tensor<float> a2 = matmul(h1, s[5]);
+  Tensor<float> z2 = a2 + s[6];
+  Tensor<float> h2 = relu(z2);
+  Tensor<float> a3 = matmul(h2, s[7]);
+  return Tensor<float>(a3 + s[8]);
+}
+
+Tensor<float> run_workload(int workload) {
+  switch (workload) {
+    case 0: return chain_per_op(g_slots[0]);
+    case 1: return chain_fused(g_slots[0]);
+    case 2: return chain150_per_op(g_slots[1]);
+    case 3: return mlp_per_op(g_slots);
+    case 4: return Tensor<float>(g_slots[9] + 1.0f);
+    default: throw ValueError("ttb: unknown workload " + std::to_string(workload) + " (expected 0..4)");
+  }
+}
+
+ExecutionMode mode_of(int mode) {
+  if (mode == 0) return ExecutionMode::Strict;
+  if (mode == 1) return ExecutionMode::Fused;
+  if (mode == 2) return ExecutionMode::Debug;
+  throw ValueError("ttb: unknown mode " + std::to_string(mode) + " (0 strict, 1 fused, 2 debug)");
+}
+
+/// Blocks until the device buffer of `t` is computed (jax's block_until_ready): flushes the
+/// deferred graph, then awaits the buffer's PJRT ready event. **Errors:** DeviceError from the
+/// execution; ValueError when `t` is not a device tensor.
+void wait_ready(const Tensor<float>& t) {
+  torchtpu::sync();
+  if (t.device().is_cpu()) return;
+  auto arr = std::static_pointer_cast<device::DeviceArray>(t.storage()->device_handle);
+  if (!arr) throw ValueError("ttb: wait_ready: tensor has no device array");
+  arr->check_not_failed();
+  if (!arr->buffer) throw ValueError("ttb: wait_ready: device array still pending after sync()");
+  const pjrt::Plugin& p = arr->client->plugin();
+  pjrt::capi::PJRT_Buffer_ReadyEvent_Args a{};
+  a.struct_size = sizeof(a);
+  a.buffer = arr->buffer->handle();
+  p.call(pjrt::capi::Slot::Buffer_ReadyEvent, &a, "PJRT_Buffer_ReadyEvent");
+  p.await_event(a.event, "PJRT_Buffer_ReadyEvent (await)");
+}
+
+const Device& open_device() {
+  if (!g_device) throw ValueError("ttb: call ttb_open first");
+  return *g_device;
+}
+
+template <class F>
+auto guarded(F&& f, decltype(f()) on_error) noexcept -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    g_error = e.what();
+  } catch (...) {
+    g_error = "unknown exception";
+  }
+  return on_error;
+}
+
+std::string g_describe;
+
+}  // namespace
+
+extern "C" {
+
+/// The message of the last failed call ("" if none).
+const char* ttb_last_error() { return g_error.c_str(); }
+
+/// Selects the device ("cpu", "tpu", "tpu:0", "xla_cpu" once that kind exists) and creates its
+/// PJRT client. Returns 0, or -1 (e.g. an unknown device string, no plugin found).
+int ttb_open(const char* device_str) {
+  return guarded(
+      [&] {
+        Device d(device_str);
+        if (!d.is_cpu()) (void)pjrt::Client::get(device_kind_name(d.kind()));
+        g_device = d;
+        return 0;
+      },
+      -1);
+}
+
+/// One line about the open device: platform name and version, plugin path, PJRT API version,
+/// whether it is torchtpu's emulator. Null on error.
+const char* ttb_describe() {
+  return guarded(
+      [&]() -> const char* {
+        const Device& d = open_device();
+        if (d.is_cpu()) {
+          g_describe = "device=cpu (torchtpu's CPU engine)";
+        } else {
+          auto c = pjrt::Client::get(device_kind_name(d.kind()));
+          g_describe = "device=" + d.str() + " platform=" + c->platform_name() + " version=" +
+                       c->platform_version() + " device_kind=" + c->device_kind() +
+                       " plugin=" + c->plugin().path() + " pjrt_api=" + std::to_string(c->plugin().api_major()) +
+                       "." + std::to_string(c->plugin().api_minor()) + (c->emulated() ? " EMULATED" : "");
+        }
+        return g_describe.c_str();
+      },
+      nullptr);
+}
+
+/// Copies `data` (dense row-major f32 of shape `dims[0..rank)`) to slot `slot` (0..9) on the
+/// open device. Returns 0 or -1.
+int ttb_upload(int slot, const float* data, const int64_t* dims, int rank) {
+  return guarded(
+      [&] {
+        if (slot < 0 || slot >= int(g_slots.size())) throw ValueError("ttb_upload: slot out of range");
+        Dims shape(dims, dims + rank);
+        Tensor<float> host = Tensor<float>::empty(shape);
+        std::memcpy(host.data_ptr(), data, sizeof(float) * size_t(host.numel()));
+        g_slots[size_t(slot)] = host.to(open_device());
+        wait_ready(g_slots[size_t(slot)]);
+        return 0;
+      },
+      -1);
+}
+
+/// Runs `workload` `iters` times in `mode` and returns the total wall time in ms. With
+/// `wait_each`, every call waits for its result (a synchronous call); otherwise the calls are
+/// dispatched back to back and only the last result is waited for. -1 on error.
+double ttb_run(int workload, int mode, int iters, int wait_each) {
+  return guarded(
+      [&] {
+        ExecutionModeGuard g(mode_of(mode));
+        const auto t0 = std::chrono::steady_clock::now();
+        Tensor<float> r;
+        for (int i = 0; i < iters; ++i) {
+          r = run_workload(workload);
+          if (wait_each) wait_ready(r);
+        }
+        if (!wait_each) wait_ready(r);
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      },
+      -1.0);
+}
+
+/// Runs `workload` once in `mode` and copies its result (`numel` floats) to `out`. 0 or -1.
+int ttb_result(int workload, int mode, float* out, int64_t numel) {
+  return guarded(
+      [&] {
+        ExecutionModeGuard g(mode_of(mode));
+        const Tensor<float> r = Tensor<float>(run_workload(workload).cpu()).contiguous();
+        if (r.numel() != numel)
+          throw ShapeError("ttb_result: result has " + std::to_string(r.numel()) + " elements, buffer " +
+                           std::to_string(numel));
+        std::memcpy(out, r.data_ptr(), sizeof(float) * size_t(numel));
+        return 0;
+      },
+      -1);
+}
+
+/// Compile-latency probe: the 10-op chain as one expression (fused mode) on a fresh [rows, cols]
+/// input (x[i] = (i % 17) / 8 - 1, uploaded before the clock starts), run and copied to the host.
+/// Returns the wall time in ms; `out_first` (if not null) receives the result's first element.
+double ttb_probe(int64_t rows, int64_t cols, float* out_first) {
+  return guarded(
+      [&] {
+        ExecutionModeGuard g(ExecutionMode::Fused);
+        Tensor<float> host = Tensor<float>::empty({rows, cols});
+        for (int64_t i = 0; i < host.numel(); ++i) host.data_ptr()[i] = float(i % 17) / 8.0f - 1.0f;
+        const Tensor<float> x = host.to(open_device());
+        wait_ready(x);
+        const auto t0 = std::chrono::steady_clock::now();
+        const Tensor<float> r = chain_fused(x).cpu();
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (out_first) *out_first = r.contiguous().data_ptr()[0];
+        return ms;
+      },
+      -1.0);
+}
+
+/// Sets the disk directory of torchtpu's compilation cache ("" disables it). 0 or -1.
+int ttb_cache_dir(const char* dir) {
+  return guarded(
+      [&] {
+        pjrt::CompilationCache::global().set_disk_dir(std::string(dir));
+        return 0;
+      },
+      -1);
+}
+
+/// Drops the in-memory executables and program texts: the next call of a program finds it on
+/// disk (if a disk directory is set) or compiles it. 0 or -1.
+int ttb_cache_clear_memory() {
+  return guarded(
+      [&] {
+        pjrt::CompilationCache::global().clear_memory();
+        device::TextMemo::global().clear();
+        return 0;
+      },
+      -1);
+}
+
+/// Cache counters: out[0..5) = memory_hits, disk_hits, misses, compiles, disk_writes. 0 or -1.
+int ttb_cache_stats(uint64_t* out) {
+  return guarded(
+      [&] {
+        const auto s = pjrt::CompilationCache::global().stats();
+        out[0] = s.memory_hits;
+        out[1] = s.disk_hits;
+        out[2] = s.misses;
+        out[3] = s.compiles;
+        out[4] = s.disk_writes;
+        return 0;
+      },
+      -1);
+}
+
+}  // extern "C"

@@ -8,20 +8,23 @@
 // Before timing, each candidate's logits are compared with libtorch's (max abs difference) and
 // the argmax predictions of the 360 samples counted equal; a mismatch fails the run (exit 1).
 //
-// Run: build/bench/bench_digits_xla [--device xla_cpu|tpu] [--rounds R] [--torch-threads N]
+// Run: build/bench/bench_digits_xla [--device auto|xla_cpu|tpu] [--rounds R] [--torch-threads N]
 //        [--data DIR] [--md FILE]
-// With `--device tpu`, point TORCHTPU_PJRT_PLUGIN_TPU at xla_cpu_pjrt.so so that "tpu" is real
-// XLA CPU (scripts/bench --xla does). Prints `digits <model> <batch> <candidate> <ms>` lines.
+// `auto` (default) is xla_cpu where this build has that device kind, else tpu. With tpu, point
+// TORCHTPU_PJRT_PLUGIN_TPU at xla_cpu_pjrt.so so that "tpu" is real XLA CPU (scripts/bench
+// --xla does). Prints `digits <model> <batch> <candidate> <ms>` lines.
 #include <algorithm>  // std::sort, std::max, std::rotate
 #include <chrono>     // std::chrono::steady_clock
 #include <cmath>      // std::abs
 #include <cstdio>     // std::printf, std::fprintf, std::FILE
-#include <cstdlib>    // std::atoi, std::getenv
+#include <cstdlib>    // std::atoi, std::getenv, setenv
 #include <functional>  // std::function
 #include <memory>     // std::shared_ptr
 #include <string>     // std::string
 #include <thread>     // std::thread::hardware_concurrency
 #include <vector>     // std::vector
+
+#include <unistd.h>  // execv
 
 #include <ATen/Parallel.h>        // at::set_num_threads, at::get_num_threads
 #include <torchtpu/device.hpp>    // the device runtime (pjrt::Client)
@@ -34,7 +37,7 @@ using torchtpu::jit::FloatTensor;
 namespace {
 
 struct Options {
-  std::string device = "xla_cpu", data = "data", md;
+  std::string device = "auto", data = "data", md;
   int rounds = 15;
   int torch_threads = 0;  // 0: the machine's hardware threads
 };
@@ -74,6 +77,15 @@ struct Candidate {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // libtorch's OpenMP workers spin after each parallel region by default, taking the cores the
+  // next candidate (torchtpu's own thread pool, XLA's) needs: interleaved, that made libtorch's
+  // MLP 100x slower and torchtpu's cpu figures 10x. Re-run with passive waiting, as
+  // bench/cpu_engine.cpp does, unless the caller chose a policy.
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+    std::perror("bench_digits_xla: re-exec with OMP_WAIT_POLICY=passive");  // then run as is
+  }
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -91,7 +103,7 @@ int main(int argc, char** argv) {
     else if (a == "--md") o.md = next();
     else {
       std::fprintf(stderr,
-                   "usage: bench_digits_xla [--device xla_cpu|tpu] [--rounds R] [--torch-threads N] [--data DIR] "
+                   "usage: bench_digits_xla [--device auto|xla_cpu|tpu] [--rounds R] [--torch-threads N] [--data DIR] "
                    "[--md FILE]\n");
       return 2;
     }
@@ -99,13 +111,23 @@ int main(int argc, char** argv) {
   try {
     const int threads = o.torch_threads > 0 ? o.torch_threads : int(std::max(1u, std::thread::hardware_concurrency()));
     at::set_num_threads(threads);
+    if (o.device == "auto") {  // "xla_cpu" where this build knows that kind, else "tpu"
+      try {
+        (void)torchtpu::Device("xla_cpu");
+        o.device = "xla_cpu";
+      } catch (const torchtpu::Error&) {
+        o.device = "tpu";
+      }
+    }
     const torchtpu::Device dev(o.device);
     if (dev.is_cpu()) throw torchtpu::ValueError("--device must be a PJRT device (xla_cpu, tpu), got cpu");
     auto client = torchtpu::pjrt::Client::get(torchtpu::device_kind_name(dev.kind()));
     std::printf("# pjrt device %s: platform %s, version %s, plugin %s%s\n", dev.str().c_str(),
                 client->platform_name().c_str(), client->platform_version().c_str(), client->plugin().path().c_str(),
                 client->emulated() ? " (EMULATED)" : "");
-    std::printf("# libtorch threads %d; torchtpu cpu engine: its default thread count\n", at::get_num_threads());
+    std::printf("# libtorch threads %d, OMP_WAIT_POLICY=%s; torchtpu cpu engine threads %d\n",
+                at::get_num_threads(), std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "unset",
+                torchtpu::get_num_threads());
 
     const torchtpu::NpyArray xa = torchtpu::read_npy(o.data + "/digits_test_x.npy");
     torchtpu::Dims xshape(xa.shape.begin(), xa.shape.end());

@@ -189,10 +189,11 @@ int ttb_upload(int slot, const float* data, const int64_t* dims, int rank) {
       -1);
 }
 
-/// Runs `workload` `iters` times in `mode` and returns the total wall time in ms. With
-/// `wait_each`, every call waits for its result (a synchronous call); otherwise the calls are
-/// dispatched back to back and only the last result is waited for. -1 on error.
-double ttb_run(int workload, int mode, int iters, int wait_each) {
+/// Runs `workload` `iters` times in `mode` and returns the total wall time in ms. `wait`: 1,
+/// every call waits for its result (a synchronous call); 0, the calls are dispatched back to
+/// back and only the last result is waited for; 2, every call ends with torchtpu::sync() alone
+/// (what bench/device_modes.cpp times: it does not wait for the execution). -1 on error.
+double ttb_run(int workload, int mode, int iters, int wait) {
   return guarded(
       [&] {
         ExecutionModeGuard g(mode_of(mode));
@@ -200,9 +201,10 @@ double ttb_run(int workload, int mode, int iters, int wait_each) {
         Tensor<float> r;
         for (int i = 0; i < iters; ++i) {
           r = run_workload(workload);
-          if (wait_each) wait_ready(r);
+          if (wait == 1) wait_ready(r);
+          if (wait == 2) torchtpu::sync();
         }
-        if (!wait_each) wait_ready(r);
+        if (wait == 0) wait_ready(r);
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       },
       -1.0);
@@ -278,6 +280,39 @@ int ttb_cache_stats(uint64_t* out) {
         return 0;
       },
       -1);
+}
+
+/// Compiles a one-op program on the open device, serializes the executable and loads it back
+/// (what TORCHTPU_CACHE_DIR does on a miss, then on a hit). Returns "ok", or the step and the
+/// plugin's error where the round trip fails (the disk cache then recompiles silently); null
+/// on another error.
+const char* ttb_disk_roundtrip() {
+  return guarded(
+      [&]() -> const char* {
+        const Device& d = open_device();
+        if (d.is_cpu()) throw ValueError("ttb_disk_roundtrip: the cpu has no executables");
+        auto c = pjrt::Client::get(device_kind_name(d.kind()));
+        const char* text =
+            "func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %0 = stablehlo.add %x, %x : tensor<4xf32>\n"
+            "  return %0 : tensor<4xf32>\n"
+            "}\n";
+        auto exe = c->compile(text);
+        std::optional<std::string> bytes;
+        try {
+          bytes = exe->serialize();
+        } catch (const std::exception& e) {
+          return (g_describe = std::string("serialize: ") + e.what()).c_str();
+        }
+        if (!bytes) return (g_describe = "serialize: the plugin does not serialize executables").c_str();
+        try {
+          (void)c->deserialize(*bytes);
+        } catch (const std::exception& e) {
+          return (g_describe = "deserialize (" + std::to_string(bytes->size()) + " bytes): " + e.what()).c_str();
+        }
+        return "ok";
+      },
+      nullptr);
 }
 
 }  // extern "C"

@@ -115,6 +115,7 @@ class TorchTPU:
         L.ttb_probe.restype = ctypes.c_double
         L.ttb_cache_dir.argtypes = [ctypes.c_char_p]
         L.ttb_cache_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
+        L.ttb_disk_roundtrip.restype = ctypes.c_char_p
 
     def check(self, rc, what):
         if rc < 0:
@@ -147,6 +148,12 @@ class TorchTPU:
         first = ctypes.c_float()
         ms = self.check(self.lib.ttb_probe(rows, cols, ctypes.byref(first)), f"probe [{rows}, {cols}]")
         return ms, first.value
+
+    def disk_roundtrip(self):
+        r = self.lib.ttb_disk_roundtrip()
+        if r is None:
+            self.check(-1, "disk_roundtrip")
+        return r.decode()
 
     def cache_dir(self, d):
         self.check(self.lib.ttb_cache_dir(d.encode()), "cache_dir")
@@ -351,6 +358,7 @@ def main():
         "jax backends": "; ".join(f"{n}: {d.client.platform} {' '.join(d.client.platform_version.split())} ({d.device_kind}, "
                                   f"{len(jax.devices(d.platform if n == 'jax cpu' else PLUGIN_NAME))} devices)"
                                   for n, d in backends),
+        "torchtpu executable serialize + load": tt.disk_roundtrip(),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}",
         "python": platform.python_version(),
         "rounds": rounds,
@@ -577,6 +585,7 @@ def render(r, backends):
                    f"{first / fdisk:.1f}× |")
     if c["problems"]:
         out.append("\nCache counters disagree with what was measured: " + "; ".join(c["problems"]))
+    out.append(f"\ntorchtpu executable serialize + load on this plugin: {r['info']['torchtpu executable serialize + load']}")
     return "\n".join(out) + "\n"
 
 

@@ -363,6 +363,7 @@ def main():
         "python": platform.python_version(),
         "rounds": rounds,
     }
+    sizes = {"chain10": N_CHAIN, "chain150": N_CHAIN150, "add1": N_ADD}
     for k, v in info.items():
         print(f"# {k}: {v}")
 
@@ -418,7 +419,7 @@ def main():
         print("xla_vs_jax: results disagree:\n  " + "\n  ".join(failures), file=sys.stderr)
         return 1
 
-    results = {"info": info, "checks": checks}
+    results = {"info": dict(info, sizes=sizes), "checks": checks}
 
     # ---- 1. fused vs strict, torchtpu vs jax ----
     modes = {}
@@ -537,7 +538,9 @@ def render(r, backends):
     out.append("Per-call time, median over rounds (wall ms; process CPU ms of all threads in brackets). "
                "**fused/strict** = torchtpu strict ÷ fused (floor 1.5×; 2.3× is TorchTPU's figure for a "
                "150-op chain); **jax/torchtpu** = jax.jit ÷ torchtpu fused (> 1: torchtpu is faster).\n")
-    names = {"chain10": "10-op chain, 2^22 f32", "chain150": "150-op chain, 2^20 f32",
+    sz = r["info"]["sizes"]
+    names = {"chain10": f"10-op chain, 2^{sz['chain10'].bit_length() - 1} f32",
+             "chain150": f"150-op chain, 2^{sz['chain150'].bit_length() - 1} f32",
              "mlp": "3-layer MLP 256×512-512-512-10"}
     head = ["workload", "torchtpu strict", "torchtpu fused"] + [f"{b} jit" for b, _ in backends] + \
            [f"{backends[0][0]} op-by-op", "fused/strict"] + [f"{b} / torchtpu" for b, _ in backends]

@@ -9,8 +9,9 @@ PJRT device: "xla_cpu", or "tpu" with TORCHTPU_PJRT_PLUGIN_TPU pointing at XLA's
 the others and against a float64 NumPy reference before anything is timed.
 
 Measured:
-  1. fused vs strict: the 10-op chain (2^22 f32), a 150-op chain (2^20 f32) and the 3-layer MLP
-     (256x512-512-512-10), torchtpu strict / fused against jax.jit and jax op-by-op (no jit);
+  1. fused vs strict: the 10-op chain (2^22 f32), a 150-op chain (2^20 f32, and 2^14 f32 where
+     dispatch dominates) and the 3-layer MLP (256x512-512-512-10), torchtpu strict / fused
+     against jax.jit and jax op-by-op (no jit);
   2. per-op dispatch: `x + 1` on 2^10 f32 in strict mode, one synchronous call at a time and
      back to back, against a jitted `lambda x: x + 1` (+ block_until_ready);
   3. compile latency: first call of a fresh program (new shape), cached call, executable from
@@ -42,10 +43,11 @@ import numpy as np
 
 N_CHAIN = 1 << 22
 N_CHAIN150 = 1 << 20
+N_CHAIN150_SMALL = 1 << 14  # the same chain where per-op dispatch, not arithmetic, dominates
 N_ADD = 1 << 10
 MLP = (256, 512, 512, 512, 10)
 STRICT, FUSED = 0, 1
-W_CHAIN10, W_CHAIN10_EXPR, W_CHAIN150, W_MLP, W_ADD1 = range(5)
+W_CHAIN10, W_CHAIN10_EXPR, W_CHAIN150, W_MLP, W_ADD1, W_CHAIN150_SMALL = range(6)
 PLUGIN_NAME = "xla_cpu_plugin"
 
 
@@ -76,7 +78,7 @@ def make_functions(jax, jnp):
     def add1(x):
         return x + 1.0
 
-    return {"chain10": chain, "chain150": chain150, "mlp": mlp, "add1": add1}
+    return {"chain10": chain, "chain150": chain150, "chain150s": chain150, "mlp": mlp, "add1": add1}
 
 
 def reference(name, a):
@@ -85,7 +87,7 @@ def reference(name, a):
     if name == "chain10":
         x = a[0].astype(np.float64)
         return np.tanh(np.exp(-np.abs(x * 0.5 + 0.25)) * 2.0 - 1.0) * 0.75 + sig(x)
-    if name == "chain150":
+    if name in ("chain150", "chain150s"):
         x = a[0].astype(np.float64)
         for _ in range(15):
             x = np.tanh(np.exp(-np.abs(x * 0.5 + 0.25)) * 2.0 - 1.0) * 0.75 + 0.5
@@ -325,10 +327,10 @@ def main():
     if args.disk_probe:
         return disk_probe_main(args)
 
-    global N_CHAIN, N_CHAIN150
+    global N_CHAIN, N_CHAIN150, N_CHAIN150_SMALL
     rounds, target = (3, 5.0) if args.quick else (args.rounds, 60.0)
     if args.quick:
-        N_CHAIN, N_CHAIN150 = 1 << 16, 1 << 14
+        N_CHAIN, N_CHAIN150, N_CHAIN150_SMALL = 1 << 16, 1 << 14, 1 << 10
 
     plugin = plugin_path()
     if args.jax_plugin and not plugin:
@@ -363,7 +365,7 @@ def main():
         "python": platform.python_version(),
         "rounds": rounds,
     }
-    sizes = {"chain10": N_CHAIN, "chain150": N_CHAIN150, "add1": N_ADD}
+    sizes = {"chain10": N_CHAIN, "chain150": N_CHAIN150, "chain150s": N_CHAIN150_SMALL, "add1": N_ADD}
     for k, v in info.items():
         print(f"# {k}: {v}")
 
@@ -371,6 +373,7 @@ def main():
     rng = np.random.default_rng(0)
     x22 = rng.standard_normal(N_CHAIN, dtype=np.float32)
     x20 = rng.standard_normal(N_CHAIN150, dtype=np.float32)
+    x14 = rng.standard_normal(N_CHAIN150_SMALL, dtype=np.float32)
     m, k1, k2, k3, n = MLP
     mlp_in = [rng.standard_normal((m, k1), dtype=np.float32)]
     for fan_in, fan_out in ((k1, k2), (k2, k3), (k3, n)):
@@ -382,7 +385,8 @@ def main():
     for i, a in enumerate(mlp_in):
         tt.upload(2 + i, a)
     tt.upload(9, xs)
-    host = {"chain10": [x22], "chain150": [x20], "mlp": mlp_in, "add1": [xs]}
+    tt.upload(10, x14)
+    host = {"chain10": [x22], "chain150": [x20], "chain150s": [x14], "mlp": mlp_in, "add1": [xs]}
     dev_in = {b: {w: [jax.device_put(a, d) for a in arrs] for w, arrs in host.items()} for b, d in backends}
     for b in dev_in.values():
         for arrs in b.values():
@@ -391,11 +395,12 @@ def main():
     tt_workloads = {"chain10": [(W_CHAIN10, STRICT, "strict"), (W_CHAIN10, FUSED, "fused"),
                                 (W_CHAIN10_EXPR, FUSED, "fused, one expression")],
                     "chain150": [(W_CHAIN150, STRICT, "strict"), (W_CHAIN150, FUSED, "fused")],
+                    "chain150s": [(W_CHAIN150_SMALL, STRICT, "strict"), (W_CHAIN150_SMALL, FUSED, "fused")],
                     "mlp": [(W_MLP, STRICT, "strict"), (W_MLP, FUSED, "fused")],
                     "add1": [(W_ADD1, STRICT, "strict")]}
 
     # ---- 0. correctness: every candidate against float64 and against each other ----
-    tol = {"chain10": 2e-6, "chain150": 2e-5, "mlp": 2e-5, "add1": 0.0}  # max |diff| / max |ref|
+    tol = {"chain10": 2e-6, "chain150": 2e-5, "chain150s": 2e-5, "mlp": 2e-5, "add1": 0.0}  # max |diff| / max |ref|
     failures = []
     checks = []
     for w, arrs in host.items():
@@ -423,7 +428,7 @@ def main():
 
     # ---- 1. fused vs strict, torchtpu vs jax ----
     modes = {}
-    for w in ("chain10", "chain150", "mlp"):
+    for w in ("chain10", "chain150", "chain150s", "mlp"):
         cands = [Candidate(f"torchtpu {label}", tt_block(tt, wid, mode)) for wid, mode, label in tt_workloads[w]]
         for b, _ in backends:
             cands.append(Candidate(f"{b} jit", jax_block(jax.jit(fns[w]), dev_in[b][w])))
@@ -541,6 +546,7 @@ def render(r, backends):
     sz = r["info"]["sizes"]
     names = {"chain10": f"10-op chain, 2^{sz['chain10'].bit_length() - 1} f32",
              "chain150": f"150-op chain, 2^{sz['chain150'].bit_length() - 1} f32",
+             "chain150s": f"150-op chain, 2^{sz['chain150s'].bit_length() - 1} f32",
              "mlp": "3-layer MLP 256×512-512-512-10"}
     head = ["workload", "torchtpu strict", "torchtpu fused"] + [f"{b} jit" for b, _ in backends] + \
            [f"{backends[0][0]} op-by-op", "fused/strict"] + [f"{b} / torchtpu" for b, _ in backends]

@@ -17,6 +17,8 @@
 
 #include <torchtpu/device.hpp>  // Tensor, modes, accelerator, the device runtime
 
+#include "workloads.hpp"  // chain_fused, chain_per_op, Mlp, mlp_fused, mlp_per_op, wait_ready
+
 using namespace torchtpu;
 
 namespace {
@@ -67,43 +69,11 @@ Tensor<float> arith_per_op(const Tensor<float>& x) {
   return Tensor<float>(h - 0.5f);
 }
 
-/// 10 elementwise ops in one expression.
-Tensor<float> chain_fused(const Tensor<float>& x) {
-  return Tensor<float>(tanh(exp(-abs(x * 0.5f + 0.25f)) * 2.0f - 1.0f) * 0.75f + sigmoid(x));
-}
-/// The same 10 ops, one statement each.
-Tensor<float> chain_per_op(const Tensor<float>& x) {
-  Tensor<float> a = x * 0.5f;
-  Tensor<float> b = a + 0.25f;
-  Tensor<float> c = abs(b);
-  Tensor<float> d = -c;
-  Tensor<float> e = exp(d);
-  Tensor<float> f = e * 2.0f;
-  Tensor<float> g = f - 1.0f;
-  Tensor<float> h = tanh(g);
-  Tensor<float> s = sigmoid(x);
-  Tensor<float> r = h * 0.75f;
-  return Tensor<float>(r + s);
-}
-
-struct Mlp {
-  Tensor<float> w1, b1, w2, b2, w3, b3;
-};
-Tensor<float> mlp_fused(const Mlp& m, const Tensor<float>& x) {
-  Tensor<float> h1 = relu(matmul(x, m.w1) + m.b1);
-  Tensor<float> h2 = relu(matmul(h1, m.w2) + m.b2);
-  return Tensor<float>(matmul(h2, m.w3) + m.b3);
-}
-Tensor<float> mlp_per_op(const Mlp& m, const Tensor<float>& x) {
-  Tensor<float> a1 = matmul(x, m.w1);
-  Tensor<float> z1 = a1 + m.b1;
-  Tensor<float> h1 = relu(z1);
-  Tensor<float> a2 = matmul(h1, m.w2);
-  Tensor<float> z2 = a2 + m.b2;
-  Tensor<float> h2 = relu(z2);
-  Tensor<float> a3 = matmul(h2, m.w3);
-  return Tensor<float>(a3 + m.b3);
-}
+using bench::chain_fused;  // the workloads shared with bench/xla_capi.cpp (bench/workloads.hpp)
+using bench::chain_per_op;
+using bench::Mlp;
+using bench::mlp_fused;
+using bench::mlp_per_op;
 
 void report(const char* what, Timing strict, Timing fused) {
   const double r = strict.cpu / fused.cpu;
@@ -137,19 +107,15 @@ int main(int argc, char** argv) {
          measure(reps, [&] { mlp_fused(m, xb); }));
 
   if (!dev.is_cpu()) {
-    std::printf("\n-- %s (ExecutionMode::Strict vs ::Fused; until torchtpu::sync(), no host copy) --\n",
+    std::printf("\n-- %s (ExecutionMode::Strict vs ::Fused; until the result is computed, no host copy) --\n",
                 dev.str().c_str());
     auto dx = x.to(dev), dxb = xb.to(dev);
     Mlp dm{m.w1.to(dev), m.b1.to(dev), m.w2.to(dev), m.b2.to(dev), m.w3.to(dev), m.b3.to(dev)};
     auto timed = [&](ExecutionMode mode, auto&& f, int n = 0) {
       ExecutionModeGuard g(mode);
-      {
-        auto warm = f();  // compiles
-        torchtpu::sync();
-      }
+      bench::wait_ready(f());  // compiles
       return measure(n ? n : reps, [&] {
-        auto r = f();  // kept alive so that sync() runs it
-        torchtpu::sync();
+        bench::wait_ready(f());  // until computed: sync() alone does not wait for the execution
       });
     };
     report("10-op arith chain (per-op statements)", timed(ExecutionMode::Strict, [&] { return arith_per_op(dx); }),

@@ -1,6 +1,6 @@
 // bench/device_vs_jax.cpp — torchtpu's side of tools/device_check.sh: the fused 10-op chain over
 // 2^22 floats and the 3-layer MLP forward (256x512-512-512-10) on a PJRT device, timed as the
-// median of N calls, each run to completion by torchtpu::sync(). tools/device_check_jax.py
+// median of N calls, each run to completion (bench::wait_ready). tools/device_check_jax.py
 // times jax.jit of the same functions. Prints `time_ms <case> <ms>` lines.
 // Run: build/bench/bench_device_vs_jax [reps=20] [device=cuda]
 #include <algorithm>  // std::sort
@@ -10,6 +10,8 @@
 #include <vector>     // std::vector
 
 #include <torchtpu/device.hpp>  // Tensor, sync, accelerator, the device runtime
+
+#include "workloads.hpp"  // chain_fused, Mlp, mlp_fused, wait_ready
 
 using namespace torchtpu;
 
@@ -36,16 +38,11 @@ int main(int argc, char** argv) {
   auto w1 = randn<float>({512, 512}, gen, dev), b1 = randn<float>({512}, gen, dev);
   auto w2 = randn<float>({512, 512}, gen, dev), b2 = randn<float>({512}, gen, dev);
   auto w3 = randn<float>({512, 10}, gen, dev), b3 = randn<float>({10}, gen, dev);
-  const double chain = median_ms(reps, [&] {
-    Tensor<float> r = tanh(exp(-abs(x * 0.5f + 0.25f)) * 2.0f - 1.0f) * 0.75f + sigmoid(x);
-    torchtpu::sync();
-  });
-  const double mlp = median_ms(reps, [&] {
-    Tensor<float> h1 = relu(matmul(xb, w1) + b1);
-    Tensor<float> h2 = relu(matmul(h1, w2) + b2);
-    Tensor<float> y = matmul(h2, w3) + b3;
-    torchtpu::sync();
-  });
+  // Each call is timed until its result is computed (bench::wait_ready, jax's block_until_ready):
+  // torchtpu::sync() alone returns once the execution is enqueued.
+  const double chain = median_ms(reps, [&] { bench::wait_ready(bench::chain_fused(x)); });
+  const bench::Mlp m{w1, b1, w2, b2, w3, b3};
+  const double mlp = median_ms(reps, [&] { bench::wait_ready(bench::mlp_fused(m, xb)); });
   std::printf("time_ms chain %.4f\ntime_ms mlp %.4f\n", chain, mlp);
   return 0;
 }

@@ -2,20 +2,20 @@
 // Python driver loads with ctypes, so that torchtpu and jax.jit run in one process on the same
 // inputs, their calls interleaved round by round (issue 11, "Benchmarks").
 //
-// Workloads (inputs are uploaded by the driver, so both sides compute on identical data):
-//   0 chain10      the 10-op chain of bench/device_modes.cpp (`chain_per_op`: one statement per op)
-//                  on slot 0 (2^22 f32)
+// Workloads (bench/workloads.hpp; inputs are uploaded by the driver, so both sides compute on
+// identical data):
+//   0 chain10      the 10-op chain, one statement per op (`chain_per_op`) on slot 0 (2^22 f32)
 //   1 chain10_expr the same chain as one expression (`chain_fused`) on slot 0
-//   2 chain150     150 one-input ops, one statement each (15 x the block below) on slot 1
+//   2 chain150     150 one-input ops, one statement each (`chain150_per_op`) on slot 1
 //   3 mlp          3-layer MLP forward, one statement per op (`mlp_per_op`): x = slot 2
 //                  [256, 512], w1 b1 w2 b2 w3 b3 = slots 3..8
 //   4 add1         one op, `x + 1` on slot 9 (2^10 f32): per-op dispatch cost
 //   5 chain150     the 150-op chain on slot 10 (the driver puts a small, dispatch-bound input there)
 // Modes: 0 strict, 1 fused, 2 debug (ExecutionMode).
 //
-// A call is timed until its result is ready on the device (`wait_ready`: PJRT_Buffer_ReadyEvent,
-// what jax's block_until_ready waits for), not until torchtpu::sync() returns: sync() flushes the
-// deferred graph but does not wait for executions, which real XLA runs asynchronously.
+// A call is timed until its result is ready on the device (`bench::wait_ready`), not until
+// torchtpu::sync() returns: sync() flushes the deferred graph but does not wait for executions,
+// which real XLA runs asynchronously.
 // All entry points return a negative value (or null) on error; ttb_last_error() says why.
 #include <chrono>     // std::chrono::steady_clock
 #include <cstdint>    // int64_t, uint64_t
@@ -27,7 +27,10 @@
 
 #include <torchtpu/device.hpp>  // Tensor, modes, the device runtime, pjrt::CompilationCache
 
+#include "workloads.hpp"  // the workloads, wait_ready
+
 using namespace torchtpu;
+using bench::wait_ready;
 
 namespace {
 
@@ -35,58 +38,16 @@ std::string g_error;
 std::optional<Device> g_device;
 std::vector<Tensor<float>> g_slots(11);
 
-Tensor<float> chain_fused(const Tensor<float>& x) {
-  return Tensor<float>(tanh(exp(-abs(x * 0.5f + 0.25f)) * 2.0f - 1.0f) * 0.75f + sigmoid(x));
-}
-Tensor<float> chain_per_op(const Tensor<float>& x) {
-  Tensor<float> a = x * 0.5f;
-  Tensor<float> b = a + 0.25f;
-  Tensor<float> c = abs(b);
-  Tensor<float> d = -c;
-  Tensor<float> e = exp(d);
-  Tensor<float> f = e * 2.0f;
-  Tensor<float> g = f - 1.0f;
-  Tensor<float> h = tanh(g);
-  Tensor<float> s = sigmoid(x);
-  Tensor<float> r = h * 0.75f;
-  return Tensor<float>(r + s);
-}
-/// 15 x (x*0.5, +0.25, abs, neg, exp, *2, -1, tanh, *0.75, +0.5): 150 ops, values stay in
-/// (-0.25, 1.25). bench/xla_vs_jax.py's `chain150` is the same function.
-Tensor<float> chain150_per_op(Tensor<float> x) {
-  for (int i = 0; i < 15; ++i) {
-    Tensor<float> a = x * 0.5f;
-    Tensor<float> b = a + 0.25f;
-    Tensor<float> c = abs(b);
-    Tensor<float> d = -c;
-    Tensor<float> e = exp(d);
-    Tensor<float> f = e * 2.0f;
-    Tensor<float> g = f - 1.0f;
-    Tensor<float> h = tanh(g);
-    Tensor<float> k = h * 0.75f;
-    x = Tensor<float>(k + 0.5f);  // a new array each time (rebinds), like the other statements
-  }
-  return x;
-}
-Tensor<float> mlp_per_op(const std::vector<Tensor<float>>& s) {
-  Tensor<float> a1 = matmul(s[2], s[3]);
-  Tensor<float> z1 = a1 + s[4];
-  Tensor<float> h1 = relu(z1);
-  Tensor<float> a2 = matmul(h1, s[5]);
-  Tensor<float> z2 = a2 + s[6];
-  Tensor<float> h2 = relu(z2);
-  Tensor<float> a3 = matmul(h2, s[7]);
-  return Tensor<float>(a3 + s[8]);
-}
-
 Tensor<float> run_workload(int workload) {
   switch (workload) {
-    case 0: return chain_per_op(g_slots[0]);
-    case 1: return chain_fused(g_slots[0]);
-    case 2: return chain150_per_op(g_slots[1]);
-    case 3: return mlp_per_op(g_slots);
+    case 0: return bench::chain_per_op(g_slots[0]);
+    case 1: return bench::chain_fused(g_slots[0]);
+    case 2: return bench::chain150_per_op(g_slots[1]);
+    case 3:
+      return bench::mlp_per_op({g_slots[3], g_slots[4], g_slots[5], g_slots[6], g_slots[7], g_slots[8]},
+                               g_slots[2]);
     case 4: return Tensor<float>(g_slots[9] + 1.0f);
-    case 5: return chain150_per_op(g_slots[10]);
+    case 5: return bench::chain150_per_op(g_slots[10]);
     default: throw ValueError("ttb: unknown workload " + std::to_string(workload) + " (expected 0..5)");
   }
 }
@@ -96,24 +57,6 @@ ExecutionMode mode_of(int mode) {
   if (mode == 1) return ExecutionMode::Fused;
   if (mode == 2) return ExecutionMode::Debug;
   throw ValueError("ttb: unknown mode " + std::to_string(mode) + " (0 strict, 1 fused, 2 debug)");
-}
-
-/// Blocks until the device buffer of `t` is computed (jax's block_until_ready): flushes the
-/// deferred graph, then awaits the buffer's PJRT ready event. **Errors:** DeviceError from the
-/// execution; ValueError when `t` is not a device tensor.
-void wait_ready(const Tensor<float>& t) {
-  torchtpu::sync();
-  if (t.device().is_cpu()) return;
-  auto arr = std::static_pointer_cast<device::DeviceArray>(t.storage()->device_handle);
-  if (!arr) throw ValueError("ttb: wait_ready: tensor has no device array");
-  arr->check_not_failed();
-  if (!arr->buffer) throw ValueError("ttb: wait_ready: device array still pending after sync()");
-  const pjrt::Plugin& p = arr->client->plugin();
-  pjrt::capi::PJRT_Buffer_ReadyEvent_Args a{};
-  a.struct_size = sizeof(a);
-  a.buffer = arr->buffer->handle();
-  p.call(pjrt::capi::Slot::Buffer_ReadyEvent, &a, "PJRT_Buffer_ReadyEvent");
-  p.await_event(a.event, "PJRT_Buffer_ReadyEvent (await)");
 }
 
 const Device& open_device() {
@@ -239,7 +182,7 @@ double ttb_probe(int64_t rows, int64_t cols, float* out_first) {
         const Tensor<float> x = host.to(open_device());
         wait_ready(x);
         const auto t0 = std::chrono::steady_clock::now();
-        const Tensor<float> r = chain_fused(x).cpu();
+        const Tensor<float> r = bench::chain_fused(x).cpu();
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (out_first) *out_first = r.contiguous().data_ptr()[0];
         return ms;

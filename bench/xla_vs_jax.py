@@ -59,21 +59,18 @@ def plugin_path():
     return p if os.path.isfile(p) else None
 
 
-# ---- the functions, as jax writes them (bench/xla_capi.cpp has torchtpu's) --------------------
+# ---- the functions, as jax writes them (bench/workloads.hpp has torchtpu's) --------------------
 
 def make_functions(jax, jnp):
-    def chain(x):  # the 10-op chain of bench/device_modes.cpp
-        return jnp.tanh(jnp.exp(-jnp.abs(x * 0.5 + 0.25)) * 2.0 - 1.0) * 0.75 + jax.nn.sigmoid(x)
+    # The 10-op chain and the MLP are tools/device_check_jax.py's (the jax side of
+    # tools/device_check.sh); chain150 and add1 are defined here.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+    from device_check_jax import chain, mlp
 
-    def chain150(x):  # 15 x 10 one-input ops, as chain150_per_op in bench/xla_capi.cpp
+    def chain150(x):  # 15 x 10 one-input ops, as chain150_per_op in bench/workloads.hpp
         for _ in range(15):
             x = jnp.tanh(jnp.exp(-jnp.abs(x * 0.5 + 0.25)) * 2.0 - 1.0) * 0.75 + 0.5
         return x
-
-    def mlp(x, w1, b1, w2, b2, w3, b3):
-        h1 = jax.nn.relu(x @ w1 + b1)
-        h2 = jax.nn.relu(h1 @ w2 + b2)
-        return h2 @ w3 + b3
 
     def add1(x):
         return x + 1.0

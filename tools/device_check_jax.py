@@ -7,10 +7,10 @@ import time
 import jax
 import jax.numpy as jnp
 
-REPS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+REPS = 20  # main() reads argv[1]; bench/xla_vs_jax.py imports chain and mlp from here
 
 
-def chain(x):  # 10 ops, as chain_fused in bench/device_modes.cpp
+def chain(x):  # 10 ops, as chain_fused in bench/workloads.hpp
     return jnp.tanh(jnp.exp(-jnp.abs(x * 0.5 + 0.25)) * 2.0 - 1.0) * 0.75 + jax.nn.sigmoid(x)
 
 
@@ -32,6 +32,8 @@ def median_ms(f, *args):
 
 
 def main():
+    global REPS
+    REPS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     key = jax.random.PRNGKey(0)
     ks = jax.random.split(key, 8)
     x = jax.random.normal(ks[0], (1 << 22,), jnp.float32)

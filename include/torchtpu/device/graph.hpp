@@ -89,7 +89,7 @@ class Emitter;
 struct Statement {
   /// Inputs, in the order `emit` reads them.
   std::vector<Ref> inputs;
-  std::string sig;  ///< structure + shapes + constants; equal sigs emit equal text
+  std::string sig;  ///< structure + shapes + constants + input dtypes (not scalar values); equal sigs emit equal text
   /// Builds the statement's value into the emitter's builder.
   std::function<stablehlo::Value(Emitter&)> emit;
   /// The array the statement produces (expired when nothing holds it any more: not computed).
@@ -188,7 +188,7 @@ inline Counters& counters() {
 inline ExecStats stats() {
   const auto& c = detail::counters();
   return {c.statements.load(), c.executions.load(), c.awaited.load(), c.texts_built.load(), c.uploads.load(),
-          c.downloads.load(),   c.scalar_uploads.load()};
+          c.downloads.load(), c.scalar_uploads.load()};
 }
 
 /// Module text by program signature: a signature seen before reuses its text (the text of an

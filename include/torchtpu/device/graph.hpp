@@ -18,6 +18,7 @@
 #include <memory>         // std::shared_ptr, std::weak_ptr
 #include <mutex>          // std::mutex, std::lock_guard
 #include <optional>       // std::optional
+#include <span>           // std::span
 #include <string>         // std::string
 #include <string_view>    // std::string_view
 #include <tuple>          // std::tuple
@@ -75,6 +76,10 @@ struct Ref {
   ScalarType dtype = ScalarType::Float;
   /// Sizes of each dim of the input.
   std::vector<int64_t> dims;
+  /// A scalar's one-element buffer (`PendingGraph::scalar_buffer`): always a parameter of its
+  /// own, even when another input shares the buffer, so that two scalars that happen to be
+  /// equal give the same program as two that differ.
+  bool scalar = false;
 };
 
 class Emitter;
@@ -84,7 +89,7 @@ class Emitter;
 struct Statement {
   /// Inputs, in the order `emit` reads them.
   std::vector<Ref> inputs;
-  std::string sig;  ///< structure + shapes + constants; equal sigs emit equal text
+  std::string sig;  ///< structure + shapes + constants + input dtypes (not scalar values); equal sigs emit equal text
   /// Builds the statement's value into the emitter's builder.
   std::function<stablehlo::Value(Emitter&)> emit;
   /// The array the statement produces (expired when nothing holds it any more: not computed).
@@ -165,11 +170,14 @@ struct ExecStats {
   /// Host-to-device and device-to-host copies.
   uint64_t uploads = 0, downloads = 0;
   ///@}
+  /// One-element scalar buffers uploaded (misses of `PendingGraph::scalar_buffer`; not in `uploads`).
+  uint64_t scalar_uploads = 0;
 };
 
 namespace detail {
 struct Counters {
-  std::atomic<uint64_t> statements{0}, executions{0}, awaited{0}, texts_built{0}, uploads{0}, downloads{0};
+  std::atomic<uint64_t> statements{0}, executions{0}, awaited{0}, texts_built{0}, uploads{0}, downloads{0},
+      scalar_uploads{0};
 };
 inline Counters& counters() {
   static Counters c;
@@ -180,7 +188,7 @@ inline Counters& counters() {
 inline ExecStats stats() {
   const auto& c = detail::counters();
   return {c.statements.load(), c.executions.load(), c.awaited.load(), c.texts_built.load(), c.uploads.load(),
-          c.downloads.load()};
+          c.downloads.load(), c.scalar_uploads.load()};
 }
 
 /// Module text by program signature: a signature seen before reuses its text (the text of an
@@ -291,6 +299,31 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     return arr;
   }
 
+  /// The one-element (rank-0) buffer of `dtype` on this graph's device holding the value whose
+  /// bytes are the first `dtype_size(dtype)` bytes of `bits` (little-endian host order), from
+  /// a cache of such buffers, uploading it on a miss. This is how a scalar of an expression
+  /// (`x * 0.5`) enters a program: as a parameter, so that a changing value never changes the
+  /// program text, and an unchanged one is not uploaded again. Buffers are never written
+  /// (PJRT inputs are not donated), so one is shared by every statement using the value.
+  /// **Bound:** at most `kScalarCacheSize` buffers; the cache is emptied when full (buffers
+  /// in use stay alive through their statements).
+  /// **Errors:** DeviceError from the upload.
+  std::shared_ptr<pjrt::Buffer> scalar_buffer(ScalarType dtype, uint64_t bits) {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    const auto key = std::make_pair(static_cast<int>(dtype), bits);
+    if (auto it = scalars_.find(key); it != scalars_.end()) return it->second;
+    unsigned char bytes[sizeof bits];
+    std::memcpy(bytes, &bits, sizeof bits);
+    auto buf = std::make_shared<pjrt::Buffer>(
+        client_->buffer_from_host(bytes, dtype, std::span<const int64_t>(), device_index_));
+    ++detail::counters().scalar_uploads;
+    if (scalars_.size() >= kScalarCacheSize) scalars_.clear();
+    scalars_.emplace(key, buf);
+    return buf;
+  }
+  /// Capacity of the scalar buffer cache, per graph (device).
+  static constexpr size_t kScalarCacheSize = 256;
+
   /// Runs the graph if it holds `max_deferred_statements()` statements. Call with `mutex()`
   /// held, before taking the `Ref`s of the next statement (a flush invalidates them).
   void make_room() {
@@ -378,6 +411,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     // their input wiring, and which statements are outputs.
     std::vector<const pjrt::Buffer*> params;
     std::map<const pjrt::Buffer*, int> param_of;
+    std::unordered_map<const Ref*, int> scalar_param;  // scalar inputs: their parameter positions
     std::vector<int> stmt_pos(stmts.size(), -1);
     std::string sig;
     int pos = 0;
@@ -388,7 +422,11 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
       sig += stmts[i].sig;
       sig += '(';
       for (const Ref& r : stmts[i].inputs) {
-        if (r.buffer) {
+        if (r.buffer && r.scalar) {  // a parameter of its own (see Ref::scalar)
+          scalar_param.emplace(&r, static_cast<int>(params.size()));
+          sig += 'p' + std::to_string(params.size()) + ',';
+          params.push_back(r.buffer.get());
+        } else if (r.buffer) {
           auto [it, inserted] = param_of.emplace(r.buffer.get(), static_cast<int>(params.size()));
           if (inserted) params.push_back(r.buffer.get());
           sig += 'p' + std::to_string(it->second) + ',';
@@ -402,6 +440,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     }
     sig += "->";
     for (int s : out_stmt) sig += std::to_string(stmt_pos[static_cast<size_t>(s)]) + ',';
+    auto param_index = [&](const Ref& r) { return r.scalar ? scalar_param.at(&r) : param_of.at(r.buffer.get()); };
     std::shared_ptr<const std::string> text = TextMemo::global().find(sig);
     std::vector<ConstantHoistingBuilder::Key> hoisted;
     if (!text) {
@@ -415,7 +454,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
           if (!needed[i]) continue;
           em.inputs_.clear();
           for (const Ref& r : stmts[i].inputs)
-            em.inputs_.push_back(r.buffer ? param_values[static_cast<size_t>(param_of[r.buffer.get()])]
+            em.inputs_.push_back(r.buffer ? param_values[static_cast<size_t>(param_index(r))]
                                           : values[static_cast<size_t>(r.stmt)]);
           values[i] = stmts[i].emit(em);
         }
@@ -468,6 +507,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
   int device_index_;
   Device device_;
   std::vector<Statement> stmts_;
+  std::map<std::pair<int, uint64_t>, std::shared_ptr<pjrt::Buffer>> scalars_;  // (dtype, bits)
 };
 
 /// The PJRT client for a device kind (cached; one per plugin per process).

@@ -284,10 +284,14 @@ inline void append_tree_sig(std::string& s, const ExprTree& t) {
     s += n.log ? 'l' : '-';
     append_bytes(s, n.mask);
     append_bytes(s, n.dim);
-    append_bytes(s, n.scalar);
-    if (n.int_scalar) {
-      s += 'i';
-      append_bytes(s, n.iscalar);
+    if (n.kind == TreeNode::Kind::Scalar && n.input >= 0) {
+      s += 'S' + std::to_string(n.input);  // a program input: the value is not part of the text
+    } else {
+      append_bytes(s, n.scalar);
+      if (n.int_scalar) {
+        s += 'i';
+        append_bytes(s, n.iscalar);
+      }
     }
     s += std::to_string(n.leaf);
     if (n.kind == TreeNode::Kind::Contract) {
@@ -301,25 +305,82 @@ inline void append_tree_sig(std::string& s, const ExprTree& t) {
   s += 'R' + std::to_string(t.root);
 }
 
-/// The statement's inputs, one per leaf in order (uploading rank-0 cpu tensors), and the
-/// leaves' part of the signature.
+/// The statement's inputs, one per leaf in order, and the leaves' part of the signature. A
+/// rank-0 cpu tensor joining a device expression enters like a scalar: its value, read now,
+/// as a cached one-element buffer (`PendingGraph::scalar_buffer`).
 inline void collect_inputs(PendingGraph& g, const ExprTree& t, std::vector<Ref>& inputs, std::string& sig) {
   for (const TreeLeaf& l : t.leaves) {
-    std::shared_ptr<DeviceArray> arr;
-    if (l.device.is_cpu()) {  // rank-0 cpu tensor joining a device expression
-      const char* p = static_cast<const char*>(l.storage->data) + l.offset * static_cast<int64_t>(dtype_size(l.dtype));
-      arr = upload(p, l.dtype, {}, g.device());
-    } else {
-      arr = std::static_pointer_cast<DeviceArray>(l.storage->device_handle);
-      if (!arr) throw ValueError("device tensor on " + l.device.str() + " has no device buffer");
-      check_view(arr->dtype, arr->dims, l.sizes, l.strides, l.offset);
-    }
-    inputs.push_back(g.ref_for(*arr));
     sig += 'L';
+    if (l.device.is_cpu()) {  // rank-0 cpu tensor joining a device expression
+      const size_t elem = dtype_size(l.dtype);
+      uint64_t bits = 0;
+      std::memcpy(&bits, static_cast<const char*>(l.storage->data) + l.offset * static_cast<int64_t>(elem), elem);
+      Ref r;
+      r.buffer = g.scalar_buffer(l.dtype, bits);
+      r.dtype = l.dtype;
+      r.scalar = true;
+      inputs.push_back(std::move(r));
+      sig += "[][][]0";
+      continue;
+    }
+    auto arr = std::static_pointer_cast<DeviceArray>(l.storage->device_handle);
+    if (!arr) throw ValueError("device tensor on " + l.device.str() + " has no device buffer");
+    check_view(arr->dtype, arr->dims, l.sizes, l.strides, l.offset);
+    inputs.push_back(g.ref_for(*arr));
     append_dims(sig, Dims(arr->dims.begin(), arr->dims.end()));
     append_dims(sig, l.sizes);
     append_dims(sig, l.strides);
-    sig += std::to_string(l.device.is_cpu() ? 0 : l.offset);
+    sig += std::to_string(l.offset);
+  }
+}
+
+/// The bytes of scalar node `n`'s value in dtype `t` (the first `dtype_size(t)` bytes of the
+/// result), converted as `scalar_constant` would write it: integer scalars wrap exactly into
+/// integer dtypes, other values saturate (StableHLO's float-to-int convert) or round to `t`.
+inline uint64_t scalar_bits(const TreeNode& n, ScalarType t) {
+  uint64_t bits = 0;
+  auto put = [&bits](auto v) { std::memcpy(&bits, &v, sizeof v); };
+  auto int_value = [&] { return n.int_scalar ? stablehlo::wrap_to_int(n.iscalar, t) : stablehlo::saturate_to_int(n.scalar, t); };
+  switch (t) {
+    case ScalarType::Bool: put(static_cast<uint8_t>(n.int_scalar ? n.iscalar != 0 : n.scalar != 0)); break;
+    case ScalarType::UInt8: put(static_cast<uint8_t>(int_value())); break;
+    case ScalarType::Int32: put(static_cast<int32_t>(int_value())); break;
+    case ScalarType::Int64: put(int_value()); break;
+    case ScalarType::Half: put(half(static_cast<float>(n.scalar)).bits); break;
+    case ScalarType::BFloat16: put(bfloat16(static_cast<float>(n.scalar)).bits); break;
+    case ScalarType::Float: put(static_cast<float>(n.scalar)); break;
+    case ScalarType::Double: put(n.scalar); break;
+  }
+  return bits;
+}
+
+/// Makes every scalar node of `t` a program input (DESIGN.md §5: changing a number never
+/// recompiles): a cached one-element buffer of the dtype the node is used in — the compute
+/// dtype of the elementwise op reading it (after promotion: for `x * 0.5` with x bf16, the
+/// op's opmath f32, as torch computes with a wrapped number), bool for where's condition, the
+/// node's own dtype elsewhere. Sets `TreeNode::input`; appends the inputs' dtypes to `sig`.
+/// Constants that are part of an op's meaning stay constants in the text: op state (clamp
+/// bounds), literals of op hooks and of the lowering (reduction identities, integer
+/// literals, padding), shapes.
+inline void collect_scalar_inputs(PendingGraph& g, ExprTree& t, std::vector<Ref>& inputs, std::string& sig) {
+  std::vector<ScalarType> want(t.nodes.size());
+  for (size_t i = 0; i < t.nodes.size(); ++i) want[i] = t.nodes[i].dtype;
+  for (const TreeNode& n : t.nodes)
+    if (n.kind == TreeNode::Kind::Map)
+      for (size_t i = 0; i < n.children.size(); ++i)
+        want[static_cast<size_t>(n.children[i])] =
+            (i == 0 && n.promote_first_to_bool) ? ScalarType::Bool : n.compute;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    TreeNode& n = t.nodes[i];
+    if (n.kind != TreeNode::Kind::Scalar) continue;
+    Ref r;
+    r.buffer = g.scalar_buffer(want[i], scalar_bits(n, want[i]));
+    r.dtype = want[i];
+    r.scalar = true;
+    n.input = static_cast<int>(inputs.size());
+    inputs.push_back(std::move(r));
+    sig += 'S';
+    sig += static_cast<char>('0' + static_cast<int>(want[i]));
   }
 }
 
@@ -329,6 +390,14 @@ inline Value scalar_constant(ConstantHoistingBuilder& b, const TreeNode& n, Scal
                              const std::vector<int64_t>& dims) {
   if (n.int_scalar && !is_floating(dtype)) return b.constant_int(n.iscalar, dtype, dims);
   return b.constant(n.scalar, dtype, dims);
+}
+
+/// Scalar node `n` as a value of `dtype` broadcast to `dims`: its program input when it has
+/// one, else a splat constant.
+inline Value scalar_value(Emitter& em, const TreeNode& n, ScalarType dtype, const std::vector<int64_t>& dims) {
+  if (n.input < 0) return scalar_constant(em.builder(), n, dtype, dims);
+  auto& b = em.builder();
+  return broadcast_to(b, convert_to(b, em.input(static_cast<size_t>(n.input)), dtype), dims);
 }
 
 /// Emits node `idx` of `t`; the result has the node's dtype and shape.
@@ -345,13 +414,13 @@ inline Value lower_node(Emitter& em, const ExprTree& t, int idx, stablehlo::Prec
       return view_of(b, base, l.sizes, l.strides, l.offset);
     }
     case TreeNode::Kind::Scalar:
-      return scalar_constant(b, n, n.dtype, out);
+      return scalar_value(em, n, n.dtype, out);
     case TreeNode::Kind::Map: {
       std::vector<Value> x(n.children.size());
       for (size_t i = 0; i < n.children.size(); ++i) {
         const TreeNode& c = t.nodes[static_cast<size_t>(n.children[i])];
         const ScalarType want = (i == 0 && n.promote_first_to_bool) ? ScalarType::Bool : n.compute;
-        if (c.kind == TreeNode::Kind::Scalar) x[i] = scalar_constant(b, c, want, out);
+        if (c.kind == TreeNode::Kind::Scalar) x[i] = scalar_value(em, c, want, out);
         else x[i] = broadcast_to(b, convert_to(b, child(i), want), out);
       }
       const auto& hooks = op_hooks().map;
@@ -412,12 +481,15 @@ inline std::shared_ptr<DeviceArray> record_tree(const std::shared_ptr<PendingGra
   std::lock_guard<std::recursive_mutex> lock(g->mutex());  // make_room → collect → record
   g->make_room();
   Statement st;
+  std::string inputs_sig;
+  collect_inputs(*g, *t, st.inputs, inputs_sig);
+  collect_scalar_inputs(*g, *t, st.inputs, inputs_sig);
   append_tree_sig(st.sig, *t);
   st.sig += '|';
   st.sig += dtype_name(dtype);
   append_dims(st.sig, out);
   st.sig += static_cast<char>('0' + static_cast<int>(prec));
-  collect_inputs(*g, *t, st.inputs, st.sig);
+  st.sig += inputs_sig;
   st.op_name = node_name(t->nodes.at(static_cast<size_t>(t->root)));
   // The closure keeps the leaves' views but not their storage: the statement's inputs are
   // its Refs, and a pending intermediate must not stay alive (and become an output of the

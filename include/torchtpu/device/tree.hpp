@@ -47,6 +47,9 @@ struct TreeNode {
   double scalar = 0;
   bool int_scalar = false;  ///< Scalar: an integer value, exactly `iscalar`
   int64_t iscalar = 0;  ///< Scalar: the exact integer value when `int_scalar`
+  /// Scalar: the statement input holding the value (a one-element device buffer, set when the
+  /// statement is recorded), or -1: then the value is a constant in the program text.
+  int input = -1;
   int leaf = -1;  ///< Leaf: index into ExprTree::leaves
   /// Contract: broadcast batch shape.
   Dims batch;

@@ -25,7 +25,7 @@ std::vector<float> values(const Tensor<float>& t) {
 }  // namespace
 
 TEST_CASE("errors/construction: ragged initializer lists name both sizes", "[errors]") {
-  REQUIRE_THROWS_MATCHES((Tensor<float>{{1, 2}, {3}}), ShapeError, has_message({"ragged", "2", "1"}));
+  REQUIRE_THROWS_MATCHES((Tensor<float>{{1, 2}, {3}}), ShapeError, has_message({"ragged nested initializer list (sizes 2 and 1 at depth 1)"}));
   REQUIRE_THROWS_MATCHES((Tensor<float>{{{1, 2}, {3, 4}}, {{5, 6}}}), ShapeError, has_message({"ragged"}));
 }
 
@@ -99,8 +99,8 @@ TEST_CASE("errors/access: at, item, undefined tensors", "[errors]") {
   REQUIRE_THROWS_MATCHES(t.at(2, 0), IndexError, has_message({"at", "index 2", "dim 0", "size 2", "[2, 3]"}));
   REQUIRE_THROWS_MATCHES(t.at(0, -4), IndexError, has_message({"index -4", "dim 1"}));
   REQUIRE_THROWS_MATCHES(t.at(0), IndexError, has_message({"1 indices", "[2, 3]"}));
-  REQUIRE_THROWS_MATCHES(t.item(), ShapeError, has_message({"item", "6"}));
-  REQUIRE_THROWS_MATCHES(zeros<float>({0}).item(), ShapeError, has_message({"item", "0"}));
+  REQUIRE_THROWS_MATCHES(t.item(), ShapeError, has_message({"item: a tensor with 6 elements cannot be converted to a scalar"}));
+  REQUIRE_THROWS_MATCHES(zeros<float>({0}).item(), ShapeError, has_message({"item: a tensor with 0 elements"}));
   Tensor<float> u;
   REQUIRE_THROWS_MATCHES(u.at(0), ValueError, has_message({"undefined"}));
   CHECK(values(t) == std::vector<float>{1, 2, 3, 4, 5, 6});

@@ -47,6 +47,18 @@ TEST_CASE("errors/elementwise: mixed dtypes promote as torch (no error), bad opt
   REQUIRE_THROWS_MATCHES(gelu(f, "tanhh"), ValueError, has_message({"gelu", "\"none\" or \"tanh\"", "tanhh"}));
 }
 
+TEST_CASE("errors/pow: an integer tensor to a negative integer number is refused, as torch", "[errors]") {
+  Tensor<int64_t> i = {2, 3};
+  REQUIRE_THROWS_MATCHES(pow(i, -2), ValueError,
+                         has_message({"pow: integers to negative integer powers are not allowed", "int64", "-2"}));
+  REQUIRE_THROWS_MATCHES(pow(Tensor<int32_t>{1}, int64_t(-1)), ValueError, has_message({"int32", "-1"}));
+  // torch 1.13: a tensor exponent gives 0 for |base| > 1 (no error); a float base is fine.
+  Tensor<int64_t> t = pow(i, Tensor<int64_t>{-1, 2});
+  CHECK(std::vector<int64_t>(t.data_ptr(), t.data_ptr() + 2) == std::vector<int64_t>{0, 9});
+  Tensor<float> f = pow(Tensor<float>{2, 4}, -2);
+  CHECK(std::vector<float>(f.data_ptr(), f.data_ptr() + 2) == std::vector<float>{0.25f, 0.0625f});
+}
+
 TEST_CASE("errors/assign: a destination of another shape is refused and left unchanged", "[errors]") {
   Tensor<float> dst = {{1, 2, 3}, {4, 5, 6}};
   Tensor<float> src = {1, 2};

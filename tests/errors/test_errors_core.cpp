@@ -130,6 +130,7 @@ TEST_CASE("errors/views: bad dims, indices and shapes leave the tensor unchanged
   CHECK(t.t().reshape({6}).sizes() == Dims{6});  // reshape copies where view cannot
   REQUIRE_THROWS_MATCHES(t.reshape({5}), ShapeError, has_message({"reshape", "[5]", "size 6"}));
   REQUIRE_THROWS_MATCHES(t.flatten(1, 0), IndexError, has_message({"flatten", "start_dim"}));
+  REQUIRE_THROWS_MATCHES(t.size(2), IndexError, has_message({"size: dimension 2 out of range"}));
   REQUIRE_THROWS_MATCHES(t.squeeze(2), IndexError, has_message({"squeeze", "dimension 2"}));
   REQUIRE_THROWS_MATCHES(t.unsqueeze(4), IndexError, has_message({"unsqueeze", "dimension 4"}));
   REQUIRE_THROWS_MATCHES(t.unsqueeze(-4), IndexError, has_message({"unsqueeze", "dimension -4"}));

@@ -16,6 +16,12 @@
 using namespace torchtpu;
 using terr::has_message;
 
+#if defined(__SANITIZE_ADDRESS__)
+// ASan aborts on allocations above its limit unless told to fail them like malloc does (the
+// 2^60-byte row), as tests/core/test_size_overflow.cpp.
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+#endif
+
 namespace {
 /// Values of a float tensor, row-major (for "unchanged" checks).
 std::vector<float> values(const Tensor<float>& t) {

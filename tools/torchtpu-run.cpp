@@ -5,7 +5,8 @@
 #include <chrono>     // std::chrono::steady_clock
 #include <cmath>      // std::abs
 #include <cstdio>     // std::printf, std::fprintf
-#include <cstdlib>    // std::getenv, std::atoi
+#include <charconv>   // std::from_chars
+#include <cstdlib>    // std::exit
 #include <string>     // std::string
 #include <vector>     // std::vector
 
@@ -44,6 +45,17 @@ struct Options {
   std::exit(2);
 }
 
+/// The integer value of `flag`'s argument `text`, at least `min`; anything else (a word, a
+/// trailing suffix, a value out of int's range, one below `min`) is a usage error: atoi read
+/// "ten" as 0 and "-3" as -3, and --torch-threads 0 reached libtorch.
+int parse_count(const std::string& flag, const std::string& text, int min) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min)
+    usage((flag + " N needs an integer N >= " + std::to_string(min) + ", got '" + text + "'").c_str());
+  return v;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -57,10 +69,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--device") o.device = next();
     else if (a == "--mode") o.mode = next();
     else if (a == "--check") o.check = true;
-    else if (a == "--bench") o.bench = std::atoi(next().c_str());
+    else if (a == "--bench") o.bench = parse_count(a, next(), 0);
     else if (a == "--reference") o.reference = next();
     else if (a == "--output") o.output = next();
-    else if (a == "--torch-threads") o.torch_threads = std::atoi(next().c_str());
+    else if (a == "--torch-threads") o.torch_threads = parse_count(a, next(), 1);
     else if (a == "-h" || a == "--help") usage();
     else if (!a.empty() && a[0] == '-') usage(("unknown option " + a).c_str());
     else if (o.model.empty()) o.model = a;
@@ -68,7 +80,6 @@ Options parse(int argc, char** argv) {
   }
   if (o.model.empty()) usage("no model given");
   if (o.input.empty() == o.data.empty()) usage("give exactly one of --input FILE.npy or --data FILE.csv");
-  if (o.bench < 0) usage("--bench N needs N >= 0");
   return o;
 }
 

@@ -2,8 +2,6 @@
 // models against libtorch's saved logits (data/reference), every execution mode, the
 // loader freezing a non-frozen module, and the error cases (missing file, corrupt file,
 // unsupported ops, control flow, wrong input shape and dtype).
-#include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK_THROWS_*
-
 #include <cmath>       // std::abs
 #include <cstdio>      // std::fopen
 #include <filesystem>  // std::filesystem::temp_directory_path
@@ -12,6 +10,11 @@
 
 #include <torchtpu/io/npy.hpp>    // read_npy
 #include <torchtpu/jit/load.hpp>  // torchtpu::jit::load
+
+// Debian's c10 logs through glog, whose CHECK(condition) replaced Catch's CHECK here when Catch
+// came first (a false CHECK aborted the process instead of failing the assertion): Catch last.
+#undef CHECK
+#include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK_THROWS_*
 
 #include "npy_tensor.hpp"  // npy_tensor
 

@@ -168,7 +168,7 @@ TEST_CASE("matmul shape errors", "[ops][matmul][errors]") {
   CHECK_THROWS_WITH(matmul(zeros<float>({3}), zeros<float>({4})),
                     "matmul: [3] @ [4]: contracted sizes 3 and 4 differ");
   CHECK_THROWS_WITH(matmul(zeros<float>({2, 2, 3}), zeros<float>({3, 3, 1})),
-                    Catch::StartsWith("matmul: shapes [2] and [3] cannot be broadcast"));
+                    Catch::StartsWith("matmul: [2, 2, 3] @ [3, 3, 1]: batch dims: shapes [2] and [3] cannot be broadcast"));
   CHECK_THROWS_AS(matmul(Tensor<float>(full<float>({}, 1.0f)), a), ShapeError);
   STATIC_REQUIRE(!has_matmul<Tensor<bool>, Tensor<bool>>);
   STATIC_REQUIRE(has_matmul<Tensor<bool>, Tensor<float>>);  // promotes to float32

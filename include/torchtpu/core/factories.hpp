@@ -58,13 +58,17 @@ template <element T = float> Tensor<T> linspace(double start, double end, int64_
   return t;
 }
 
-/// n × m identity (m defaults to n).
-template <element T = float> Tensor<T> eye(int64_t n, int64_t m = -1) {
-  if (m < 0) m = n;
+/// n × m identity. **Errors:** ValueError if `n` or `m` is negative (torch.eye's check; an
+/// m of -1 used to mean "m = n" silently).
+template <element T = float> Tensor<T> eye(int64_t n, int64_t m) {
+  if (n < 0) throw ValueError("eye: n must be greater or equal to 0, got " + std::to_string(n));
+  if (m < 0) throw ValueError("eye: m must be greater or equal to 0, got " + std::to_string(m));
   Tensor<T> t = zeros<T>(Dims{n, m});
   for (int64_t i = 0; i < std::min(n, m); ++i) t.data_ptr()[i * m + i] = convert<T>(1);
   return t;
 }
+/// n × n identity. **Errors:** ValueError if `n` is negative.
+template <element T = float> Tensor<T> eye(int64_t n) { return eye<T>(n, n); }
 
 /// A contiguous copy of `numel(shape)` elements read from `data` (row-major).
 template <element T> Tensor<T> from_data(const T* data, const Dims& shape) {

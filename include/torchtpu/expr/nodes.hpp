@@ -364,7 +364,11 @@ struct ContractNode : ExprBase<ContractNode<A, B>> {
     if (sa.size() > 2 || sb.size() > 2) {  // batched (2-D and 1-D operands have no batch dims)
       Dims ba(sa.begin(), sa.end() - (va ? 1 : 2));
       Dims bb(sb.begin(), sb.end() - (vb ? 1 : 2));
-      batch = broadcast_shapes(ba, bb, "matmul");
+      try {
+        batch = broadcast_shapes(ba, bb, "batch dims");
+      } catch (const ShapeError& e) {  // name the operands, not only their batch dims
+        throw ShapeError("matmul: " + to_string(sa) + " @ " + to_string(sb) + ": " + e.what());
+      }
       shape_ = batch;
     }
     if (!va) shape_.push_back(m);

@@ -4,6 +4,7 @@
 #include <cmath>        // std::pow, std::fmod, std::floor
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <type_traits>  // std::is_integral_v
 
 #include "../core/errors.hpp"  // ValueError
 #include "traits.hpp"          // make_map, same_type_policy
@@ -208,9 +209,24 @@ auto floor_divide(A&& a, B&& b) { return make_map(FloorDivideOp{}, std::forward<
 template <class A, class B>
   requires binary_operands<bare<A>, bare<B>>
 auto remainder(A&& a, B&& b) { return make_map(RemainderOp{}, std::forward<A>(a), std::forward<B>(b)); }
+/// `pow(a, b)`. **Errors:** ValueError for an integer tensor `a` and a negative integer number
+/// `b`, as torch ("Integers to negative integer powers are not allowed."); a tensor exponent
+/// with negative elements gives 0 there (1 and -1 bases excepted), as torch does too.
 template <class A, class B>
   requires binary_operands<bare<A>, bare<B>>
-auto pow(A&& a, B&& b) { return make_map(PowOp{}, std::forward<A>(a), std::forward<B>(b)); }
+auto pow(A&& a, B&& b) {
+  if constexpr (std::is_integral_v<bare<B>> && !std::same_as<bare<B>, bool>) {
+    if constexpr (requires { typename bare<A>::value_type; }) {
+      if constexpr (integral_element<typename bare<A>::value_type>) {
+        if (b < 0)
+          throw ValueError("pow: integers to negative integer powers are not allowed (a " +
+                           std::string(dtype_name(dtype_of<typename bare<A>::value_type>())) +
+                           " tensor to the power " + std::to_string(b) + "; use a floating-point base)");
+      }
+    }
+  }
+  return make_map(PowOp{}, std::forward<A>(a), std::forward<B>(b));
+}
 template <class A, class B>
   requires binary_operands<bare<A>, bare<B>>
 auto minimum(A&& a, B&& b) { return make_map(MinimumOp{}, std::forward<A>(a), std::forward<B>(b)); }

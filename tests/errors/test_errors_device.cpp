@@ -1,0 +1,135 @@
+// tests/errors/test_errors_device.cpp — bad inputs to the device layer (docs/errors.md,
+// section "Devices"): device strings, indices past the device count, tensors of two devices
+// in one op, missing or broken PJRT plugins. meson test points TORCHTPU_TPU_EMULATOR_PATH at
+// the emulator with 2 virtual devices; the missing-plugin cases clear the environment
+// variables the plugin search reads, for their scope only.
+#include <catch2/catch.hpp>  // TEST_CASE, REQUIRE_THROWS_MATCHES
+
+#include <cstdlib>   // setenv, unsetenv, std::getenv
+#include <fstream>   // std::ofstream
+#include <optional>  // std::optional
+#include <string>    // std::string
+#include <utility>   // std::pair
+#include <vector>    // std::vector
+
+#include <torchtpu/device.hpp>  // the library with PJRT devices
+
+#include "error_matchers.hpp"  // terr::has_message
+
+using namespace torchtpu;
+using terr::has_message;
+
+namespace {
+/// Sets (or, for nullptr, unsets) environment variables for one scope, then restores them.
+class EnvGuard {
+ public:
+  void set(const char* name, const char* value) {
+    const char* old = std::getenv(name);
+    saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvGuard() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
+      else unsetenv(it->first.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+/// Unsets every variable that could lead the plugin search to a real plugin.
+void clear_plugin_env(EnvGuard& g) {
+  for (const char* v : {"TORCHTPU_TPU_EMULATOR", "TORCHTPU_TPU_EMULATOR_PATH", "TORCHTPU_PJRT_PLUGIN_TPU",
+                        "TPU_LIBRARY_PATH", "TORCHTPU_PJRT_PLUGIN_CUDA", "HOME", "VIRTUAL_ENV"})
+    g.set(v, nullptr);
+}
+}  // namespace
+
+// First in the file: once a test has loaded the emulator, the dynamic loader finds it by name,
+// so the "emulator requested but missing" case needs a process that has not loaded it yet.
+TEST_CASE("errors/device: a missing plugin is DeviceUnavailable listing the places searched", "[errors][pjrt]") {
+  {
+    EnvGuard g;
+    clear_plugin_env(g);
+    g.set("TORCHTPU_PJRT_PLUGIN_CUDA", "/nonexistent/xla_cuda_plugin.so");
+    if (std::optional<std::string> found = [] {
+          try {
+            return std::optional<std::string>(pjrt::find_plugin("cuda").path);
+          } catch (const DeviceUnavailable&) {
+            return std::optional<std::string>();
+          }
+        }()) {
+      WARN("skipped: a CUDA PJRT plugin is installed system-wide here (" << *found << ")");
+    } else {
+      REQUIRE_THROWS_MATCHES(pjrt::find_plugin("cuda"), DeviceUnavailable,
+                             has_message({"no PJRT plugin found for device 'cuda'",
+                                          "$TORCHTPU_PJRT_PLUGIN_CUDA (/nonexistent/xla_cuda_plugin.so)",
+                                          "jax_plugins/xla_cuda13/xla_cuda_plugin.so"}));
+      REQUIRE_THROWS_MATCHES(zeros<float>({2}).to("cuda"), DeviceUnavailable, has_message({"'cuda'", "searched"}));
+      CHECK_FALSE(accelerator::is_available("cuda"));
+    }
+  }
+  {
+    EnvGuard g;
+    clear_plugin_env(g);
+    g.set("TORCHTPU_PJRT_PLUGIN_TPU", "/nonexistent/libtpu.so");
+    REQUIRE_THROWS_MATCHES(pjrt::find_plugin("tpu"), DeviceUnavailable,
+                           has_message({"no PJRT plugin found for device 'tpu'",
+                                        "$TORCHTPU_PJRT_PLUGIN_TPU (/nonexistent/libtpu.so)", "$TPU_LIBRARY_PATH (unset)",
+                                        "libtpu.so on the dynamic loader path", "TORCHTPU_TPU_EMULATOR=1"}));
+  }
+  {
+    EnvGuard g;
+    clear_plugin_env(g);
+    g.set("TORCHTPU_TPU_EMULATOR_PATH", "/nonexistent/libtorchtpu_tpu_emulator.so");
+    REQUIRE_THROWS_MATCHES(pjrt::find_plugin("tpu"), DeviceUnavailable,
+                           has_message({"the TPU emulator was requested", "/nonexistent/libtorchtpu_tpu_emulator.so"}));
+  }
+}
+
+TEST_CASE("errors/device: bad device strings list the accepted forms", "[errors][pjrt]") {
+  for (const char* s : {"foo", "gpu", "TPU", "", "tpu:", "tpu:x", "tpu:-1", "cpu:0", "tpu:1234567"}) {
+    INFO(s);
+    REQUIRE_THROWS_MATCHES(Device(s), ValueError,
+                           has_message({"invalid device string '" + std::string(s) + "'", "\"tpu:N\"", "\"cuda:N\""}));
+  }
+  Tensor<float> t = {1, 2};
+  REQUIRE_THROWS_MATCHES(t.to("foo"), ValueError, has_message({"invalid device string 'foo'"}));
+  REQUIRE_THROWS_MATCHES(zeros<float>({2}, "tpu:x"), ValueError, has_message({"'tpu:x'"}));
+  REQUIRE_THROWS_MATCHES(accelerator::device_count("npu"), ValueError, has_message({"'npu'"}));
+  REQUIRE_THROWS_MATCHES(pjrt::find_plugin("cpu"), ValueError, has_message({"find_plugin", "'cpu'", "\"tpu\" or \"cuda\""}));
+}
+
+TEST_CASE("errors/device: an index past the device count names the count", "[errors][pjrt]") {
+  Tensor<float> t = {1, 2};
+  REQUIRE_THROWS_MATCHES(t.to("tpu:99"), IndexError, has_message({"device index 99 out of range", "tpu has 2 addressable device"}));
+  REQUIRE_THROWS_MATCHES(zeros<float>({2}, "tpu:2"), IndexError, has_message({"device index 2", "tpu has 2 addressable device"}));
+  CHECK(t.device().is_cpu());
+  CHECK(t.to("tpu:1").device() == Device("tpu:1"));
+}
+
+TEST_CASE("errors/device: tensors on two devices in one op name both devices", "[errors][pjrt]") {
+  Tensor<float> c = {1, 2, 3};
+  Tensor<float> d = c.to("tpu");
+  const std::string same = "Expected all tensors to be on the same device";
+  REQUIRE_THROWS_MATCHES(Tensor<float>(c + d), ValueError, has_message({same, "cpu and tpu:0"}));
+  REQUIRE_THROWS_MATCHES(Tensor<float>(d * c.to("tpu:1")), ValueError, has_message({same, "tpu:0 and tpu:1"}));
+  REQUIRE_THROWS_MATCHES(Tensor<float>(matmul(d.unsqueeze(0), c.unsqueeze(1))), ValueError, has_message({same}));
+  REQUIRE_THROWS_MATCHES(Tensor<float>(sum(d + c)), ValueError, has_message({same}));
+  // The operands are unchanged.
+  const Tensor<float> back = d.cpu();
+  CHECK(std::vector<float>(back.data_ptr(), back.data_ptr() + 3) == std::vector<float>{1, 2, 3});
+  // Shape errors are found on a device as on the cpu, before anything runs.
+  REQUIRE_THROWS_MATCHES(d + zeros<float>({2}, "tpu"), ShapeError, has_message({"add", "[3]", "[2]"}));
+}
+
+TEST_CASE("errors/device: a file that is not a PJRT plugin is DeviceUnavailable", "[errors][pjrt]") {
+  const std::string text = "errors_device_not_a_plugin.so";
+  std::ofstream(text) << "not a shared object\n";
+  REQUIRE_THROWS_MATCHES(pjrt::Plugin::load(text), DeviceUnavailable, has_message({"cannot load PJRT plugin", text}));
+  // A real shared object without GetPjrtApi (the C library).
+  REQUIRE_THROWS_MATCHES(pjrt::Plugin::load("libc.so.6"), DeviceUnavailable, has_message({"libc.so.6", "does not export GetPjrtApi"}));
+}

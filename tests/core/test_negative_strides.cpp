@@ -104,6 +104,23 @@ TEST_CASE("elementwise ops read and write reversed views", "[core][views][flip]"
   }
 }
 
+TEST_CASE("a reversed region large enough for the thread pool", "[core][views][flip]") {
+  // 600 x 1000 elements: split over the engine's threads (scripts/test runs 1, 3 and 4)
+  const Tensor<float> x = grid(600, 1000);
+  const Tensor<float> y = x.flip({0, 1}) + 1.0;
+  Tensor<float> z = Tensor<float>::empty({600, 1000});
+  z.flip({0}).copy_(x * 2.0);
+  int64_t bad_y = 0, bad_z = 0;
+  for (int64_t i = 0; i < 600; ++i) {
+    for (int64_t j = 0; j < 1000; ++j) {
+      bad_y += y.data_ptr()[i * 1000 + j] != float(10 * (599 - i) + (999 - j)) + 1.0f;
+      bad_z += z.data_ptr()[i * 1000 + j] != 2.0f * float(10 * (599 - i) + j);
+    }
+  }
+  CHECK(bad_y == 0);
+  CHECK(bad_z == 0);
+}
+
 TEST_CASE("a tensor written with its own reversal gives torch's result", "[core][views][flip][alias]") {
   // torch.flip returns a copy, so x.copy_(x.flip(0)) reverses x; the view must read the old
   // values, never ones already overwritten

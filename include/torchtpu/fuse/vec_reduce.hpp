@@ -59,7 +59,6 @@ TORCHTPU_SIMD T finish_row(VecF v, int64_t count) {
   return convert<T>(Op::finalize(_mm512_cvtss_f32(v.v), count));
 }
 
-
 /// Pairwise combination of block partials in a fixed tree (a binary counter: partials of
 /// equal weight merge as soon as both exist), so a reduction of n blocks rounds O(log n)
 /// times per element instead of O(n) (Higham, "The accuracy of floating point summation",
@@ -91,7 +90,8 @@ struct VecCascade {
 
 /// Elements [b0, b1) of the `rows` rows `ev` is set to, reduced into one partial per row
 /// (`part`): 4 vector accumulators per row, each fed every 4th vector (the tail into the
-/// first), combined in pairs. `b0` is a multiple of 64.
+/// first), combined in pairs. `b0` is a multiple of 64. Out of line: inlined into the block
+/// loop, GCC 12 kept fewer accumulators in registers (measured slower).
 template <class Op, class E>
 [[gnu::noinline]] TORCHTPU_SIMD_KERNEL void vec_reduce_row_block(const VecEval<E>* ev, int rows, int64_t b0, int64_t b1,
                                                                  VecF* part) {
@@ -163,7 +163,9 @@ TORCHTPU_SIMD_KERNEL void vec_reduce_rows(const VecEval<E>& base, const LoopPlan
 }
 
 /// Rows [r0, r1) of the column block at `c` (`nv` vectors, `cols` columns) reduced in
-/// sequence into `acc` (one block of rows of `vec_reduce_col_rows`).
+/// sequence into `acc` (one block of rows of `vec_reduce_col_rows`). Out of line: inside the
+/// recursive function GCC 12 spilled all 16 accumulators to the stack (W6 column sums 40 %
+/// slower).
 template <class Op, class E>
 [[gnu::noinline]] TORCHTPU_SIMD_KERNEL void vec_reduce_col_block(VecEval<E>& ev, int64_t r0, int64_t r1, int64_t c,
                                                                  int nv, int64_t cols, VecF* acc) {

@@ -321,5 +321,76 @@ TEST_CASE("to_dlpack: device tensors need copy_to_host", "[interop][dlpack]") {
   Tensor<float> h = from_dlpack<float>(m);
   CHECK(h.device().is_cpu());
   CHECK(h.at(2) == 3.0f);
+  CHECK_THROWS_AS(to_dlpack(d, CopyMode::never), ValueError);
+  DLManagedTensor* m2 = to_dlpack(d, CopyMode::if_needed);  // the same as copy_to_host = true
+  CHECK(downloads == 2);
+  CHECK(static_cast<const float*>(m2->dl_tensor.data)[1] == 2.0f);
+  m2->deleter(m2);
   CHECK_THROWS_AS(to_dlpack(Tensor<float>()), ValueError);
+}
+
+TEST_CASE("to_dlpack of a view with a negative stride copies only when allowed", "[interop][dlpack][flip]") {
+  // rows of [[0, 1, 2], [3, 4, 5]] reversed (the case): exporting the stride -3 as is
+  // would make every consumer that indexes upwards from `data` read past the storage
+  const Tensor<float> x = {{0, 1, 2}, {3, 4, 5}};
+  const Tensor<float> r = x.flip({0});
+  CHECK_THROWS_AS(to_dlpack(r), ValueError);  // the default never copies
+  CHECK_THROWS_WITH(to_dlpack(r, CopyMode::never),
+                    "to_dlpack: the view with sizes [2, 3], strides [-3, 1] and dtype float32 has the negative "
+                    "stride -3 on dim 0 of size 2, which from_dlpack and libtorch refuse; pass "
+                    "CopyMode::if_needed to export a contiguous copy (or call contiguous() first)");
+  // example-begin dlpack-flip
+  DLManagedTensor* m = to_dlpack(r, CopyMode::if_needed);  // a new contiguous copy
+  // example-end dlpack-flip
+  CHECK(m->dl_tensor.data != x.data_ptr());
+  CHECK(m->dl_tensor.strides[0] == 3);
+  CHECK(m->dl_tensor.strides[1] == 1);
+  const float* p = static_cast<const float*>(m->dl_tensor.data);
+  CHECK(std::vector<float>(p, p + 6) == std::vector<float>{3, 4, 5, 0, 1, 2});
+  Tensor<float> back = from_dlpack<float>(m);
+  CHECK(back.at(0, 2) == 5.0f);
+  CHECK(back.storage() != x.storage());
+  // [1, 34] reversed, as from_blob made it: the data pointer is element [0] (34)
+  float buf[2] = {1.0f, 34.0f};
+  const Tensor<float> b = from_blob(buf + 1, Dims{2}, [](void*) {}, Dims{-1});
+  DLManagedTensor* mb = to_dlpack(b, CopyMode::if_needed);
+  const float* pb = static_cast<const float*>(mb->dl_tensor.data);
+  CHECK(pb != buf + 1);
+  CHECK(pb[0] == 34.0f);
+  CHECK(pb[1] == 1.0f);
+  mb->deleter(mb);
+  // AnyTensor: same rules
+  CHECK_THROWS_AS(to_dlpack(AnyTensor(r)), ValueError);
+  DLManagedTensor* ma = to_dlpack(AnyTensor(r), CopyMode::if_needed);
+  CHECK(static_cast<const float*>(ma->dl_tensor.data)[0] == 3.0f);
+  ma->deleter(ma);
+}
+
+TEST_CASE("to_dlpack: size-1 strides are normalized and stay zero-copy; CopyMode::always copies",
+          "[interop][dlpack][flip]") {
+  Tensor<float> x = arange<float>(12).reshape({3, 4});
+  // one row of a reversed tensor: the size-1 dim's stride is -4, never applied
+  const Tensor<float> one = x.flip({0}).slice(0, 0, 1);
+  REQUIRE(one.strides() == Dims{-4, 1});
+  DLManagedTensor* m = to_dlpack(one, CopyMode::never);  // no copy needed
+  CHECK(m->dl_tensor.data == x.data_ptr() + 8);
+  CHECK(m->dl_tensor.strides[0] == 4);  // the row-major stride
+  CHECK(m->dl_tensor.strides[1] == 1);
+  Tensor<float> back = from_dlpack<float>(m);
+  CHECK(back.storage() == x.storage());
+  CHECK(back.at(0, 3) == 11.0f);
+  // an empty view with a negative stride: nothing is read, row-major strides, no copy
+  DLManagedTensor* e = to_dlpack(x.flip({1}).slice(0, 0, 0), CopyMode::never);
+  CHECK(e->dl_tensor.strides[0] == 4);
+  CHECK(e->dl_tensor.strides[1] == 1);
+  e->deleter(e);
+  // always: a copy even of a contiguous tensor (the Python array API's copy=True)
+  DLManagedTensor* c = to_dlpack(x, CopyMode::always);
+  CHECK(c->dl_tensor.data != x.data_ptr());
+  CHECK(static_cast<const float*>(c->dl_tensor.data)[11] == 11.0f);
+  c->deleter(c);
+  // if_needed on a view that needs none: shared
+  DLManagedTensor* s = to_dlpack(x.t(), CopyMode::if_needed);
+  CHECK(s->dl_tensor.data == x.data_ptr());
+  s->deleter(s);
 }

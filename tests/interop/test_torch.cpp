@@ -332,10 +332,60 @@ TEST_CASE("to_torch: device tensors copy to the host only when asked", "[interop
   CHECK(downloads == 1);
   CHECK(at::equal(h, at::arange(1, 5, at::kFloat).reshape({2, 2})));
   CHECK_THROWS_AS(to_torch(AnyTensor(d)), ValueError);
+  CHECK_THROWS_AS(to_torch(d, CopyMode::never), ValueError);
+  CHECK(at::equal(to_torch(d, CopyMode::if_needed), at::arange(1, 5, at::kFloat).reshape({2, 2})));
+  CHECK(downloads == 2);
+  // a reversed view of the device tensor: copied to the host, then made contiguous
+  CHECK(at::equal(to_torch(d.flip({0}), CopyMode::if_needed), at::flip(at::arange(1, 5, at::kFloat).reshape({2, 2}), {0})));
+}
+
+TEST_CASE("to_torch of a view with a negative stride copies only when allowed", "[interop][torch][flip]") {
+  // The issue's cases: [1, 34] reversed read [34, 0] (past the 8-byte storage) and
+  // [[0, 1, 2], [3, 4, 5]] with rows reversed read [3, 4, 5, 0, 0, 0]. torch computes the
+  // expected values (torch.flip).
+  float buf[2] = {1.0f, 34.0f};
+  const Tensor<float> b = from_blob(buf + 1, Dims{2}, [](void*) {}, Dims{-1});
+  CHECK_THROWS_AS(to_torch(b), ValueError);  // the default never copies
+  const at::Tensor tb = to_torch(b, CopyMode::if_needed);
+  CHECK(at::equal(tb, at::flip(at::tensor({1.0f, 34.0f}), {0})));
+  CHECK(tb.data_ptr() != static_cast<void*>(buf + 1));
+  const Tensor<float> x = from_torch<float>(at::arange(6, at::kFloat).reshape({2, 3}));
+  CHECK_THROWS_WITH(to_torch(x.flip({0}), CopyMode::never),
+                    "to_torch: the view with sizes [2, 3], strides [-3, 1] and dtype float32 has the negative "
+                    "stride -3 on dim 0 of size 2, which libtorch cannot express; pass CopyMode::if_needed to "
+                    "export a contiguous copy (or call contiguous() first)");
+  const at::Tensor want = at::arange(6, at::kFloat).reshape({2, 3});
+  // example-begin to-torch-flip
+  at::Tensor rows = to_torch(x.flip({0}), CopyMode::if_needed);  // a contiguous copy
+  // example-end to-torch-flip
+  CHECK(rows.is_contiguous());
+  CHECK(at::equal(rows, at::flip(want, {0})));
+  CHECK(at::equal(to_torch(x.flip({1}), CopyMode::if_needed), at::flip(want, {1})));
+  CHECK(at::equal(to_torch(x.flip({0, 1}).t(), CopyMode::if_needed), at::flip(want, {0, 1}).t()));
+  CHECK(at::equal(to_torch(AnyTensor(x.flip({1})), CopyMode::if_needed), at::flip(want, {1})));
+  CHECK_THROWS_AS(to_torch(AnyTensor(x.flip({1}))), ValueError);
+  // a size-1 dim's negative stride is never applied: normalized, still zero-copy
+  const Tensor<float> row = x.flip({0}).slice(0, 1, 2);  // [1, 3], strides [-3, 1]
+  REQUIRE(row.strides() == Dims{-3, 1});
+  const at::Tensor tr = to_torch(row);
+  CHECK(tr.data_ptr() == row.data_ptr());
+  CHECK(tr.strides().vec() == std::vector<int64_t>{3, 1});
+  CHECK(at::equal(tr, at::flip(want, {0}).slice(0, 1, 2)));
+  // always: a copy even where sharing is possible; if_needed shares when it can
+  const at::Tensor ta = to_torch(x, CopyMode::always);
+  CHECK(ta.data_ptr() != x.data_ptr());
+  CHECK(at::equal(ta, want));
+  CHECK(to_torch(x.t(), CopyMode::if_needed).data_ptr() == x.data_ptr());
 }
 
 #if TORCHTPU_TEST_DLPACK
 TEST_CASE("DLPack exchange with libtorch", "[interop][torch][dlpack]") {
+  SECTION("to_dlpack of a reversed view -> at::fromDLPack: a copy torch reads as torch.flip") {
+    const Tensor<float> x = from_torch<float>(at::arange(6, at::kFloat).reshape({2, 3}));
+    CHECK_THROWS_AS(to_dlpack(x.flip({0})), ValueError);
+    at::Tensor t = at::fromDLPack(to_dlpack(x.flip({0}), CopyMode::if_needed));
+    CHECK(at::equal(t, at::flip(at::arange(6, at::kFloat).reshape({2, 3}), {0})));
+  }
   SECTION("at::toDLPack -> from_dlpack: same memory, torch's deleter runs once") {
     at::Tensor t = at::arange(12, at::kFloat).reshape({3, 4}).t();  // non-contiguous
     const auto refs = t.storage().use_count();  // t and its view base

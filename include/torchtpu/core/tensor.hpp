@@ -346,6 +346,29 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     }
     return r;
   }
+  /// The elements in reverse order along each dim in `dims` (as `torch.flip`), as a view: the
+  /// storage offset moves to the last element of each flipped dim and its stride is negated
+  /// (torch.flip returns a copy; call `contiguous()` for one). Every torchtpu op reads and
+  /// writes such views; `to_torch`/`to_dlpack` copy them or refuse (interop/). A dim of size
+  /// 0 or 1 keeps its stride.
+  /// **Shapes:** `[...]` → the same shape. **Dtypes:** all.
+  /// **Errors:** IndexError for a dim out of range; ShapeError for a repeated dim (torch:
+  /// "dims has duplicates").
+  Tensor flip(const Dims& dims) const {
+    Tensor r = *this;
+    bool seen[max_rank] = {};
+    for (int64_t d0 : dims) {
+      const int d = wrap_dim(d0, dim(), "flip");
+      if (dim() == 0) continue;  // a scalar has nothing to reverse (dim 0 / -1 accepted, as torch)
+      if (seen[d]) throw ShapeError("flip: dim " + std::to_string(d) + " appears multiple times in the list of dims " +
+                                    to_string(dims) + " (shape " + to_string(sizes_) + ")");
+      seen[d] = true;
+      if (sizes_[d] <= 1) continue;
+      r.offset_ += (sizes_[d] - 1) * strides_[d];  // fits: the view's elements are in its storage
+      r.strides_[d] = -strides_[d];
+    }
+    return r;
+  }
   /// A view with new sizes; one size may be -1. **Errors:** ShapeError if the element count
   /// differs or the strides do not allow a view (use `reshape`).
   Tensor<T> view(const Dims& shape) const {

@@ -687,6 +687,18 @@ inline stablehlo::Value view_of(stablehlo::Builder& b, const stablehlo::Value& b
   const std::vector<int64_t> out(sizes.begin(), sizes.end());
   const int64_t n = base.numel();
   const int64_t total = numel(sizes);  // ShapeError when a (broadcast) view's size overflows
+  {  // negative strides (flip): the view with those strides positive, reversed along them
+    Dims pos = strides;
+    int64_t first = offset;  // the lowest element the view reaches
+    std::vector<int64_t> reversed;
+    for (int i = 0; i < sizes.size(); ++i)
+      if (sizes[i] > 1 && strides[i] < 0) {
+        first += (sizes[i] - 1) * strides[i];
+        pos[i] = -strides[i];
+        reversed.push_back(i);
+      }
+    if (!reversed.empty() && total > 0) return b.reverse(view_of(b, base, sizes, pos, first), reversed);
+  }
   {  // dense identity view: only a reshape (or nothing)
     bool dense = offset == 0 && total == n;
     int64_t expect = 1;

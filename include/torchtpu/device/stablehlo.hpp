@@ -443,6 +443,22 @@ class Builder {
     return r;
   }
 
+  /// `x` with the order of its elements reversed along each of `dims` (`stablehlo.reverse`).
+  /// **Errors:** ShapeError for a dim out of range or repeated.
+  Value reverse(const Value& x, const std::vector<int64_t>& dims) {
+    check(x, "reverse");
+    std::vector<bool> seen(x.dims.size(), false);
+    for (int64_t d : dims) {
+      if (d < 0 || d >= x.rank() || seen[static_cast<size_t>(d)])
+        throw ShapeError("reverse: invalid dimensions " + shape_str(dims) + " for shape " + shape_str(x.dims));
+      seen[static_cast<size_t>(d)] = true;
+    }
+    Value r = make(x.dtype, x.dims);
+    emit(r, "\"stablehlo.reverse\"(" + name(x) + ") {dimensions = " + array(dims) + "} : (" + tensor_type(x) +
+                ") -> " + tensor_type(r));
+    return r;
+  }
+
   /// Static slice [start, limit) with `strides` (empty: all 1).
   Value slice(const Value& x, std::vector<int64_t> start, std::vector<int64_t> limit,
               std::vector<int64_t> strides = {}) {

@@ -139,6 +139,41 @@ LoopPlan reduction_plan(const E& arg, uint32_t mask, const Dims& dst_over_in, in
   return p;
 }
 
+/// `VecCascade` for one scalar accumulator: partials of equal weight combine as soon as both
+/// exist, so `n` block partials meet in a tree of depth log2(n) fixed by `n` alone.
+template <class A>
+struct Cascade {
+  static constexpr int levels = 48;  // 2^48 blocks
+  A level[levels];
+  int64_t n = 0;  ///< partials pushed; bit l set = level[l] holds 2^l of them
+  template <class Op>
+  void push(A v) {
+    int l = 0;
+    for (int64_t m = n; m & 1; m >>= 1, ++l) v = Op::combine(level[l], v);
+    level[l] = v;
+    ++n;
+  }
+  /// Every partial combined, earliest first (`id` when none was pushed).
+  template <class Op>
+  A finish(A id) const {
+    A r = id;
+    bool any = false;
+    for (int l = levels - 1; l >= 0; --l) {
+      if (!((n >> l) & 1)) continue;
+      r = any ? Op::combine(r, level[l]) : level[l];
+      any = true;
+    }
+    return r;
+  }
+};
+
+/// dest = the reduction `node`. Sums are accurate over long reductions: blocks (vector rows:
+/// `reduce_block` elements; vector columns: `reduce_block_rows` rows; scalar path:
+/// `reduce_scalar_block` elements) are summed in
+/// sequence and combined pairwise, so the error grows with log2 of the length (Higham 1993),
+/// on every path (vector rows, vector columns, scalar); bf16/half accumulate in float. Each
+/// output is reduced by one thread in an order fixed by the shapes, so results do not depend
+/// on the thread count.
 template <class Op, class E, element T, int R>
 void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
   using In = typename E::value_type;
@@ -211,6 +246,9 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
       ev.set_row(idx);
       acc = Op::combine(acc, convert<A>(ev.at(0)));
     } else {
+      // blocks of reduce_scalar_block elements in sequence, combined pairwise
+      Cascade<A> tree;
+      int64_t in_block = 0;
       for (int64_t rr = 0; rr < red_rows; ++rr) {
         int64_t rem2 = rr;
         for (int j = p.rank - 2; j >= barrier; --j) {
@@ -218,8 +256,17 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
           rem2 /= p.sizes[j];
         }
         ev.set_row(idx);
-        for (int64_t i = 0; i < inner; ++i) acc = Op::combine(acc, convert<A>(ev.at(i)));
+        for (int64_t i = 0; i < inner; ++i) {
+          acc = Op::combine(acc, convert<A>(ev.at(i)));
+          if (++in_block == reduce_scalar_block) {
+            tree.template push<Op>(acc);
+            acc = Op::template init<A>();
+            in_block = 0;
+          }
+        }
       }
+      if (in_block) tree.template push<Op>(acc);
+      acc = tree.template finish<Op>(Op::template init<A>());
     }
     out[off] = convert<T>(Op::finalize(acc, count));
   }

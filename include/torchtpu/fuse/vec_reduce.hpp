@@ -31,18 +31,27 @@ constexpr bool vec_reducible() {
 /// Elements per thread below which a reduction stays on one thread.
 inline constexpr int64_t reduce_grain = 65536;
 
+/// Elements of a row summed into fresh accumulators before the block's partial joins the
+/// pairwise tree (`VecCascade`): 2048 = 32 vector steps of 4 accumulators, so each lane adds
+/// at most 32 values in sequence and the tree above is log2(len / 2048) deep.
+inline constexpr int64_t reduce_block = 2048;
+/// Input rows accumulated in sequence by the column reduction before pairwise combining.
+inline constexpr int64_t reduce_block_rows = 32;
+/// Elements the scalar path adds in sequence before pairwise combining: 32, as many as
+/// one lane of the vector row path adds per block.
+inline constexpr int64_t reduce_scalar_block = 32;
+
 #if TORCHTPU_HAS_AVX512_PATH
 
 /// Row reductions read this many rows side by side: more streams from memory in flight at
 /// once (the loop is bound by L3/memory latency, not arithmetic); W6 row sums 5 % faster.
 inline constexpr int reduce_rows_together = 4;
 
-/// The 4 accumulators of one row combined in a fixed order: pairs, then a lane tree (lane l
-/// with l + 8, l + 4, l + 2, l + 1), finalized and converted. The tree keeps the combine in
+/// The lanes of a row's combined partial `v` reduced by a fixed lane tree (lane l with
+/// l + 8, l + 4, l + 2, l + 1), finalized and converted. The tree keeps the combine in
 /// vector registers (a lane-by-lane scalar chain costs about 1 % of W6 row sums).
 template <class Op, class T>
-TORCHTPU_SIMD T finish_row(const VecF* a, int64_t count) {
-  VecF v = Op::simd_combine(Op::simd_combine(a[0], a[1]), Op::simd_combine(a[2], a[3]));
+TORCHTPU_SIMD T finish_row(VecF v, int64_t count) {
   v = Op::simd_combine(v, VecF{_mm512_maskz_shuffle_f32x4(0xffff, v.v, v.v, _MM_SHUFFLE(1, 0, 3, 2))});
   v = Op::simd_combine(v, VecF{_mm512_maskz_shuffle_f32x4(0xffff, v.v, v.v, _MM_SHUFFLE(2, 3, 0, 1))});
   v = Op::simd_combine(v, VecF{_mm512_maskz_permute_ps(0xffff, v.v, _MM_SHUFFLE(1, 0, 3, 2))});
@@ -50,10 +59,75 @@ TORCHTPU_SIMD T finish_row(const VecF* a, int64_t count) {
   return convert<T>(Op::finalize(_mm512_cvtss_f32(v.v), count));
 }
 
+/// Pairwise combination of block partials in a fixed tree (a binary counter: partials of
+/// equal weight merge as soon as both exist), so a reduction of n blocks rounds O(log n)
+/// times per element instead of O(n) (Higham, "The accuracy of floating point summation",
+/// SIAM J. Sci. Comput. 14(4), 1993, pairwise summation). The tree depends only on the
+/// number of blocks, never on the thread split.
+struct VecCascade {
+  /// Enough for 2^48 blocks (more elements than any memory holds).
+  static constexpr int levels = 48;
+  VecF level[levels];
+  int64_t n = 0;  ///< blocks pushed; bit l set = level[l] holds the partial of 2^l blocks
+  template <class Op>
+  TORCHTPU_SIMD void push(VecF v) {
+    int l = 0;
+    for (int64_t m = n; m & 1; m >>= 1, ++l) v = Op::simd_combine(level[l], v);
+    level[l] = v;
+    ++n;
+  }
+  /// The combined partials, earliest blocks first (`id` when none was pushed).
+  template <class Op>
+  TORCHTPU_SIMD VecF finish(VecF id) const {
+    if (n == 0) return id;
+    int l = 63 - __builtin_clzll(uint64_t(n));
+    VecF r = level[l];
+    while (--l >= 0)
+      if ((n >> l) & 1) r = Op::simd_combine(r, level[l]);
+    return r;
+  }
+};
+
+/// Elements [b0, b1) of the `rows` rows `ev` is set to, reduced into one partial per row
+/// (`part`): 4 vector accumulators per row, each fed every 4th vector (the tail into the
+/// first), combined in pairs. `b0` is a multiple of 64. Out of line: inlined into the block
+/// loop, GCC 12 kept fewer accumulators in registers (measured slower).
+template <class Op, class E>
+[[gnu::noinline]] TORCHTPU_SIMD_KERNEL void vec_reduce_row_block(const VecEval<E>* ev, int rows, int64_t b0, int64_t b1,
+                                                                 VecF* part) {
+  constexpr int K = reduce_rows_together;
+  const VecF id = vset1(Op::template init<float>());
+  VecF a[K][4];
+#pragma GCC unroll 16
+  for (int k = 0; k < K * 4; ++k) a[k / 4][k % 4] = id;
+  int64_t i = b0;
+  if (rows == K) {
+    for (; i + 64 <= b1; i += 64) {
+#pragma GCC unroll 16
+      for (int k = 0; k < K * 4; ++k) a[k / 4][k % 4] = Op::simd_combine(a[k / 4][k % 4], ev[k / 4].load(i + 16 * (k % 4), 16));
+    }
+  } else {
+    for (int k = 0; k < rows; ++k) {
+      for (int64_t j = b0; j + 64 <= b1; j += 64) {
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) a[k][q] = Op::simd_combine(a[k][q], ev[k].load(j + 16 * q, 16));
+      }
+    }
+    i = b0 + ((b1 - b0) & ~int64_t(63));
+  }
+  for (; i < b1; i += 16) {
+    const int64_t n = b1 - i < 16 ? b1 - i : 16;
+    for (int k = 0; k < rows; ++k) a[k][0] = Op::simd_combine(a[k][0], select(lane_mask(n), ev[k].load(i, n), id));
+  }
+  for (int k = 0; k < rows; ++k)
+    part[k] = Op::simd_combine(Op::simd_combine(a[k][0], a[k][1]), Op::simd_combine(a[k][2], a[k][3]));
+}
+
 /// Outputs [o0, o1) where output o reduces row o of plan `p` (the reduced axis is the plan's
-/// last dim, `len` long): 4 vector accumulators per row, each fed every 4th vector of the row
-/// (the tail into the first), then `finish_row`. Rows go `reduce_rows_together` at a time;
-/// each row's order is the same either way, so results do not depend on the thread split.
+/// last dim, `len` long): each block of `reduce_block` elements reduced by
+/// `vec_reduce_row_block`, the blocks' partials combined pairwise (`VecCascade`), the lanes by
+/// `finish_row`. Rows go `reduce_rows_together` at a time; each row's order is the same
+/// either way, so results do not depend on the thread split.
 template <class Op, class T, class E>
 TORCHTPU_SIMD_KERNEL void vec_reduce_rows(const VecEval<E>& base, const LoopPlan& p, const int64_t* dst_st, T* out,
                                           int64_t count, int64_t o0, int64_t o1) {
@@ -61,6 +135,7 @@ TORCHTPU_SIMD_KERNEL void vec_reduce_rows(const VecEval<E>& base, const LoopPlan
   const int64_t len = p.sizes[p.rank - 1];
   const VecF id = vset1(Op::template init<float>());
   static_assert(K == 4, "one copy of base below per row read together");
+  static_assert(reduce_block % 64 == 0, "blocks hold whole 64-element steps");
   VecEval<E> ev[K] = {base, base, base, base};
   int64_t off[K];
   int64_t idx[max_rank] = {};
@@ -72,59 +147,83 @@ TORCHTPU_SIMD_KERNEL void vec_reduce_rows(const VecEval<E>& base, const LoopPlan
       for (int j = 0; j + 1 < p.rank; ++j) off[k] += idx[j] * dst_st[j];
       ev[k].set_row(idx);
     }
-    VecF a[K][4];
-#pragma GCC unroll 16
-    for (int k = 0; k < K * 4; ++k) a[k / 4][k % 4] = id;
-    int64_t i = 0;
-    if (rows == K) {
-      for (; i + 64 <= len; i += 64) {
-#pragma GCC unroll 16
-        for (int k = 0; k < K * 4; ++k) a[k / 4][k % 4] = Op::simd_combine(a[k / 4][k % 4], ev[k / 4].load(i + 16 * (k % 4), 16));
-      }
+    VecF part[K];
+    if (len <= reduce_block) {
+      vec_reduce_row_block<Op, E>(ev, rows, 0, len, part);
     } else {
-      for (int k = 0; k < rows; ++k) {
-        for (int64_t j = 0; j + 64 <= len; j += 64) {
-#pragma GCC unroll 4
-          for (int q = 0; q < 4; ++q) a[k][q] = Op::simd_combine(a[k][q], ev[k].load(j + 16 * q, 16));
-        }
+      VecCascade tree[K];
+      for (int64_t b0 = 0; b0 < len; b0 += reduce_block) {
+        vec_reduce_row_block<Op, E>(ev, rows, b0, len - b0 < reduce_block ? len : b0 + reduce_block, part);
+        for (int k = 0; k < rows; ++k) tree[k].template push<Op>(part[k]);
       }
-      i = len & ~int64_t(63);
+      for (int k = 0; k < rows; ++k) part[k] = tree[k].template finish<Op>(id);
     }
-    for (; i < len; i += 16) {
-      const int64_t n = len - i < 16 ? len - i : 16;
-      for (int k = 0; k < rows; ++k) a[k][0] = Op::simd_combine(a[k][0], select(lane_mask(n), ev[k].load(i, n), id));
-    }
-    for (int k = 0; k < rows; ++k) out[off[k]] = finish_row<Op, T>(a[k], count);
+    for (int k = 0; k < rows; ++k) out[off[k]] = finish_row<Op, T>(part[k], count);
   }
 }
 
+/// Rows [r0, r1) of the column block at `c` (`nv` vectors, `cols` columns) reduced in
+/// sequence into `acc` (one block of rows of `vec_reduce_col_rows`). Out of line: inside the
+/// recursive function GCC 12 spilled all 16 accumulators to the stack (W6 column sums 40 %
+/// slower).
+template <class Op, class E>
+[[gnu::noinline]] TORCHTPU_SIMD_KERNEL void vec_reduce_col_block(VecEval<E>& ev, int64_t r0, int64_t r1, int64_t c,
+                                                                 int nv, int64_t cols, VecF* acc) {
+  constexpr int w = 16;  // vectors per block
+  const VecF id = vset1(Op::template init<float>());
+  // local accumulators (stores through `acc` may alias the input: __m512 is a may_alias type)
+  VecF la[w];
+#pragma GCC unroll 16
+  for (int v = 0; v < w; ++v) la[v] = id;
+  int64_t idx[max_rank] = {};
+  for (int64_t r = r0; r < r1; ++r) {
+    idx[0] = r;
+    ev.set_row(idx);
+    if (nv == w && cols == 16 * w) {
+#pragma GCC unroll 16
+      for (int v = 0; v < w; ++v) la[v] = Op::simd_combine(la[v], ev.load(c + 16 * v, 16));
+    } else {
+      for (int v = 0; v < nv; ++v) {
+        const int64_t n = cols - 16 * v < 16 ? cols - 16 * v : 16;
+        la[v] = Op::simd_combine(la[v], ev.load(c + 16 * v, n));
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int v = 0; v < w; ++v) acc[v] = la[v];
+}
+
+/// Rows [r0, r1) of the column block at `c` reduced into `acc`: `reduce_block_rows` rows in
+/// sequence (`vec_reduce_col_block`), longer ranges split in two at a multiple of it and
+/// combined (pairwise over blocks of rows; the split depends only on the row count).
+template <class Op, class E>
+TORCHTPU_SIMD_KERNEL void vec_reduce_col_rows(VecEval<E>& ev, int64_t r0, int64_t r1, int64_t c, int nv, int64_t cols,
+                                              VecF* acc) {
+  constexpr int w = 16;  // vectors per block
+  if (r1 - r0 <= reduce_block_rows) {
+    vec_reduce_col_block<Op, E>(ev, r0, r1, c, nv, cols, acc);
+    return;
+  }
+  const int64_t blocks = (r1 - r0 + reduce_block_rows - 1) / reduce_block_rows;
+  const int64_t mid = r0 + (blocks / 2) * reduce_block_rows;
+  VecF rest[w];
+  vec_reduce_col_rows<Op, E>(ev, r0, mid, c, nv, cols, acc);
+  vec_reduce_col_rows<Op, E>(ev, mid, r1, c, nv, cols, rest);
+  for (int v = 0; v < nv; ++v) acc[v] = Op::simd_combine(acc[v], rest[v]);
+}
+
 /// Columns [c0, c1) of out[c] = reduce over r of x[r, c] (plan `p` = [rows, cols], rows
-/// reduced, out contiguous): 256 columns at a time, one input row after another.
+/// reduced, out contiguous): 256 columns at a time, input rows in blocks of
+/// `reduce_block_rows` combined pairwise (`vec_reduce_col_rows`).
 template <class Op, class T, class E>
 TORCHTPU_SIMD_KERNEL void vec_reduce_cols(VecEval<E>& ev, int64_t rows, T* out, int64_t count, int64_t c0,
                                           int64_t c1) {
-  const VecF id = vset1(Op::template init<float>());
   constexpr int w = 16;  // vectors per block
-  int64_t idx[max_rank] = {};
   for (int64_t c = c0; c < c1; c += 16 * w) {
     const int64_t cols = c1 - c < 16 * w ? c1 - c : 16 * w;
     const int nv = int((cols + 15) / 16);
     VecF acc[w];
-#pragma GCC unroll 16
-    for (int v = 0; v < w; ++v) acc[v] = id;
-    for (int64_t r = 0; r < rows; ++r) {
-      idx[0] = r;
-      ev.set_row(idx);
-      if (nv == w && cols == 16 * w) {
-#pragma GCC unroll 16
-        for (int v = 0; v < w; ++v) acc[v] = Op::simd_combine(acc[v], ev.load(c + 16 * v, 16));
-      } else {
-        for (int v = 0; v < nv; ++v) {
-          const int64_t n = cols - 16 * v < 16 ? cols - 16 * v : 16;
-          acc[v] = Op::simd_combine(acc[v], ev.load(c + 16 * v, n));
-        }
-      }
-    }
+    vec_reduce_col_rows<Op, E>(ev, 0, rows, c, nv, cols, acc);
     for (int v = 0; v < nv; ++v) {
       alignas(64) float lanes[16];
       vstore(lanes, acc[v], 16);

@@ -18,6 +18,7 @@
 #include "../core/shape.hpp"       // Dims, max_rank, contiguous_strides
 #include "../core/storage.hpp"     // StorageImpl, Storage
 #include "../core/tensor.hpp"      // Tensor
+#include "copy.hpp"                // CopyMode, export_strides
 
 namespace torchtpu {
 
@@ -196,27 +197,56 @@ inline DLManagedTensor* export_dlpack(const Storage& s, ScalarType dtype, const 
 /// alive, so the tensor may be destroyed first.
 ///
 /// **Layout:** `data` points at element [0, ..., 0], `byte_offset` is 0, `strides` is always
-/// set (in elements), device is kDLCPU 0.
-/// **Devices:** a tensor on a PJRT device is an error unless `copy_to_host = true`, which
-/// exports a new host copy (`t.cpu()`); never a silent copy.
-/// **Errors:** ValueError for an undefined tensor or a device tensor without `copy_to_host`.
+/// set (in elements) and never negative: the stride of a size-1 dim (never applied) is the
+/// row-major one; device is kDLCPU 0.
+/// **Copies:** `copy` has the meaning of `__dlpack__(copy=...)` in the Python array API
+/// (interop/copy.hpp): a view with a negative stride on a dim of size > 1 (`flip`) is exported
+/// as a new contiguous copy with `CopyMode::if_needed` and refused with `CopyMode::never`;
+/// `CopyMode::always` always exports a new contiguous copy.
+/// **Devices:** a tensor on a PJRT device is an error with `CopyMode::never`; otherwise a new
+/// host copy (`t.cpu()`) is exported; never a silent copy.
+/// **Errors:** ValueError for an undefined tensor, and with `CopyMode::never` for a device
+/// tensor or a negative stride (naming the sizes, strides, dtype and the dim).
+/// **Example:** tests/interop/test_dlpack.cpp, blocks `dlpack-roundtrip` and `dlpack-flip`.
+template <element T, int Rank>
+DLManagedTensor* to_dlpack(const Tensor<T, Rank>& t, CopyMode copy) {
+  if (!t.defined()) throw ValueError("to_dlpack: the tensor is undefined");
+  if (!t.device().is_cpu()) {
+    if (copy == CopyMode::never)
+      throw ValueError("to_dlpack: the tensor is on " + t.device().str() +
+                       "; only cpu memory is shared without a copy (pass copy_to_host = true or "
+                       "CopyMode::if_needed to copy it to the host, or call cpu() first)");
+    return to_dlpack(t.cpu(), CopyMode::if_needed);
+  }
+  if (copy == CopyMode::always) return to_dlpack(t.clone(), CopyMode::never);
+  if (detail::needs_positive_copy(t.sizes(), t.strides())) {
+    if (copy == CopyMode::never)
+      throw ValueError("to_dlpack: " + detail::negative_stride_text(t.sizes(), t.strides(), dtype_of<T>()) +
+                       ", which from_dlpack and libtorch refuse; pass CopyMode::if_needed to export a "
+                       "contiguous copy (or call contiguous() first)");
+    return to_dlpack(t.clone(), CopyMode::never);
+  }
+  return detail::export_dlpack(t.storage(), dtype_of<T>(), t.sizes(), detail::export_strides(t.sizes(), t.strides()),
+                               t.storage_offset());
+}
+
+/// `to_dlpack` sharing memory, never copying a host tensor: `copy_to_host = true` allows the
+/// copy of a tensor on a PJRT device to the host (as `CopyMode::if_needed`); otherwise as
+/// `CopyMode::never`. **Errors:** as above.
 /// **Example:** tests/interop/test_dlpack.cpp, block `dlpack-roundtrip`.
 template <element T, int Rank>
 DLManagedTensor* to_dlpack(const Tensor<T, Rank>& t, bool copy_to_host = false) {
-  if (!t.defined()) throw ValueError("to_dlpack: the tensor is undefined");
-  if (!t.device().is_cpu()) {
-    if (!copy_to_host)
-      throw ValueError("to_dlpack: the tensor is on " + t.device().str() +
-                       "; only cpu memory is shared without a copy (pass copy_to_host = true to "
-                       "copy it to the host, or call cpu() first)");
-    return to_dlpack(t.cpu());
-  }
-  return detail::export_dlpack(t.storage(), dtype_of<T>(), t.sizes(), t.strides(), t.storage_offset());
+  const bool device = t.defined() && !t.device().is_cpu();
+  return to_dlpack(t, device && copy_to_host ? CopyMode::if_needed : CopyMode::never);
 }
 
 /// `to_dlpack` for a tensor whose dtype is known at run time; same rules.
 inline DLManagedTensor* to_dlpack(const AnyTensor& t, bool copy_to_host = false) {
   return t.visit([copy_to_host](const auto& x) { return to_dlpack(x, copy_to_host); });
+}
+/// `to_dlpack` for a tensor whose dtype is known at run time; same rules.
+inline DLManagedTensor* to_dlpack(const AnyTensor& t, CopyMode copy) {
+  return t.visit([copy](const auto& x) { return to_dlpack(x, copy); });
 }
 
 /// Import a DLManagedTensor without copying. On success torchtpu owns `m` and calls

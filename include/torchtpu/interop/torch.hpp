@@ -18,6 +18,7 @@
 #include "../core/errors.hpp"      // TypeError, ValueError, ShapeError
 #include "../core/storage.hpp"     // StorageImpl, Storage
 #include "../core/tensor.hpp"      // Tensor
+#include "copy.hpp"                // CopyMode, export_strides
 
 namespace torchtpu {
 
@@ -167,32 +168,60 @@ inline AnyTensor from_torch(const at::Tensor& t) {
 }
 
 /// A libtorch CPU tensor sharing `t`'s memory: same data pointer, sizes, strides and storage
-/// offset. The at::Tensor holds the torchtpu storage (its `DataPtr` context), so either side
-/// may be destroyed first. A tensor that `from_torch` made is handed back on libtorch's
-/// original storage.
+/// offset (the stride of a size-1 dim, never applied, is handed over as the row-major one).
+/// The at::Tensor holds the torchtpu storage (its `DataPtr` context), so either side may be
+/// destroyed first. A tensor that `from_torch` made is handed back on libtorch's original
+/// storage.
 ///
-/// **Devices:** a tensor on a PJRT device (tpu, cuda, emulator) has no host memory to share.
-/// By default that is an error; with `copy_to_host = true` the data is first copied to a new
-/// host tensor (`t.cpu()`), and the result shares that copy, not the device buffer.
+/// **Copies:** `copy` (interop/copy.hpp) says whether a copy may be made instead. libtorch has
+/// no negative strides: a view with a negative stride on a dim of size > 1 (`flip`) is copied
+/// into a new contiguous tensor with `CopyMode::if_needed`, refused with `CopyMode::never`.
+/// `CopyMode::always` always exports a new contiguous copy. A copy does not share memory.
+/// **Devices:** a tensor on a PJRT device (tpu, cuda, emulator) has no host memory to share:
+/// an error with `CopyMode::never`, else copied to the host (`t.cpu()`) and exported from there.
 /// **Dtypes:** the eight (table in docs/interop.md).
-/// **Errors:** ValueError for an undefined tensor, or a device tensor without `copy_to_host`.
+/// **Errors:** ValueError for an undefined tensor, and with `CopyMode::never` for a device
+/// tensor or a negative stride (naming the sizes, strides, dtype and the dim).
+/// **Example:** tests/interop/test_torch.cpp, blocks `to-torch` and `to-torch-flip`.
+template <element T, int Rank>
+at::Tensor to_torch(const Tensor<T, Rank>& t, CopyMode copy) {
+  if (!t.defined()) throw ValueError("to_torch: the tensor is undefined");
+  if (!t.device().is_cpu()) {
+    if (copy == CopyMode::never)
+      throw ValueError("to_torch: the tensor is on " + t.device().str() +
+                       "; only cpu memory is shared without a copy (pass copy_to_host = true or "
+                       "CopyMode::if_needed to copy it to the host, or call cpu() first)");
+    return to_torch(t.cpu(), CopyMode::if_needed);  // already a copy: never copied twice unless reversed
+  }
+  if (copy == CopyMode::always) return to_torch(t.clone(), CopyMode::never);
+  if (detail::needs_positive_copy(t.sizes(), t.strides())) {
+    if (copy == CopyMode::never)
+      throw ValueError("to_torch: " + detail::negative_stride_text(t.sizes(), t.strides(), dtype_of<T>()) +
+                       ", which libtorch cannot express; pass CopyMode::if_needed to export a contiguous "
+                       "copy (or call contiguous() first)");
+    return to_torch(t.clone(), CopyMode::never);
+  }
+  return detail::torch_tensor_on(t.storage(), dtype_of<T>(), t.sizes(), detail::export_strides(t.sizes(), t.strides()),
+                                 t.storage_offset());
+}
+
+/// `to_torch` sharing memory, never copying a host tensor: `copy_to_host = true` allows the
+/// copy of a tensor on a PJRT device to the host (as `CopyMode::if_needed`); otherwise as
+/// `CopyMode::never`. **Errors:** as above.
 /// **Example:** tests/interop/test_torch.cpp, block `to-torch`.
 template <element T, int Rank>
 at::Tensor to_torch(const Tensor<T, Rank>& t, bool copy_to_host = false) {
-  if (!t.defined()) throw ValueError("to_torch: the tensor is undefined");
-  if (!t.device().is_cpu()) {
-    if (!copy_to_host)
-      throw ValueError("to_torch: the tensor is on " + t.device().str() +
-                       "; only cpu memory is shared without a copy (pass copy_to_host = true to "
-                       "copy it to the host, or call cpu() first)");
-    return to_torch(t.cpu());
-  }
-  return detail::torch_tensor_on(t.storage(), dtype_of<T>(), t.sizes(), t.strides(), t.storage_offset());
+  const bool device = t.defined() && !t.device().is_cpu();
+  return to_torch(t, device && copy_to_host ? CopyMode::if_needed : CopyMode::never);
 }
 
 /// `to_torch` for a tensor whose dtype is known at run time; same rules.
 inline at::Tensor to_torch(const AnyTensor& t, bool copy_to_host = false) {
   return t.visit([copy_to_host](const auto& x) { return to_torch(x, copy_to_host); });
+}
+/// `to_torch` for a tensor whose dtype is known at run time; same rules.
+inline at::Tensor to_torch(const AnyTensor& t, CopyMode copy) {
+  return t.visit([copy](const auto& x) { return to_torch(x, copy); });
 }
 
 }  // namespace torchtpu

@@ -1,8 +1,12 @@
 // torchtpu/device/pjrt/client.hpp — non-template C++ wrappers over a PJRT plugin: Client
 // (one per plugin per process), its devices, device Buffers and compiled Executables.
 #pragma once
+#include <atomic>      // std::atomic
+#include <cerrno>      // errno, EINTR
 #include <cstddef>     // offsetof, size_t
-#include <cstdint>     // int64_t
+#include <cstdint>     // int64_t, uint64_t
+#include <cstdio>      // std::snprintf, std::fprintf
+#include <filesystem>  // std::filesystem::path, rename, create_directories
 #include <initializer_list>  // std::initializer_list
 #include <cstring>     // std::memcpy
 #include <map>         // std::map
@@ -15,6 +19,8 @@
 #include <utility>     // std::exchange
 #include <variant>     // std::variant
 #include <vector>      // std::vector
+#include <fcntl.h>     // open, O_WRONLY, O_CREAT, O_EXCL, O_CLOEXEC
+#include <unistd.h>    // getpid, write, fsync, close
 
 #include "../../core/dtype.hpp"   // ScalarType, dtype_size, dtype_name
 #include "../../core/errors.hpp"  // DeviceError, TypeError, ValueError
@@ -22,6 +28,74 @@
 #include "plugin.hpp"             // Plugin, load_plugin
 
 namespace torchtpu::pjrt {
+
+namespace detail {
+
+/// 128-bit digest of `bytes` as 32 hex digits: two FNV-1a 64 passes with different offset
+/// bases. Not cryptographic; any change of a single byte always changes it (each FNV step is a
+/// bijection of the state). Used for cache file names and entry checksums, and dump file names.
+/// **Source:** FNV-1a, Fowler/Noll/Vo (http://www.isthe.com/chongo/tech/comp/fnv/), 64-bit
+/// prime 0x100000001b3.
+inline std::string digest128(std::string_view bytes) {
+  auto fnv = [bytes](uint64_t h) {
+    for (unsigned char c : bytes) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    return h;
+  };
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(fnv(0xcbf29ce484222325ULL)),
+                static_cast<unsigned long long>(fnv(0x84222325cbf29ce4ULL)));
+  return buf;
+}
+
+/// Writes `data` to `file` atomically: a temporary name in the same directory, then rename.
+/// False on any error (the temporary is removed).
+inline bool write_file_atomically(const std::filesystem::path& file, std::string_view data) {
+  static std::atomic<uint64_t> counter{0};
+  const std::filesystem::path tmp =
+      file.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(++counter);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = true;
+  while (ok && !data.empty()) {
+    const ssize_t w = ::write(fd, data.data(), data.size());
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) ok = false;
+    else data.remove_prefix(static_cast<size_t>(w));
+  }
+  ok = ok && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  std::error_code ec;
+  if (ok) {
+    std::filesystem::rename(tmp, file, ec);
+    ok = !ec;
+  }
+  if (!ok) std::filesystem::remove(tmp, ec);
+  return ok;
+}
+
+/// `TORCHTPU_DUMP_STABLEHLO=<dir>`: every StableHLO module a plugin compiled successfully is
+/// written to `<dir>/<digest128 of the text>.mlir` (once per distinct text; the directory is
+/// created). Modules the plugin rejects are not written (tests hand it invalid text on purpose).
+/// A directory that cannot be written gives one warning on stderr; compilation goes on.
+inline void dump_stablehlo(std::string_view mlir) {
+  const std::string dir = env_or_empty("TORCHTPU_DUMP_STABLEHLO");
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path file = std::filesystem::path(dir) / (digest128(mlir) + ".mlir");
+  if (std::filesystem::exists(file, ec)) return;
+  if (!write_file_atomically(file, mlir)) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+      std::fprintf(stderr, "torchtpu warning: TORCHTPU_DUMP_STABLEHLO: cannot write %s; modules are not dumped\n",
+                   file.c_str());
+  }
+}
+
+}  // namespace detail
 
 /// PJRT element type for a torchtpu dtype (all eight map).
 constexpr capi::PJRT_Buffer_Type to_pjrt_type(ScalarType t) {
@@ -147,7 +221,8 @@ class Client : public std::enable_shared_from_this<Client> {
  public:
   /// The client for device kind `kind` ("tpu", "cuda"), created on first use. Creation is
   /// thread-safe; concurrent callers share one client.
-  /// **Errors:** `DeviceUnavailable` (no plugin; message lists places searched), `DeviceError`.
+  /// **Errors:** `DeviceUnavailable` (no plugin: the message lists places searched; or the plugin
+  /// cannot create a client, see `for_plugin`), `DeviceError`.
   static std::shared_ptr<Client> get(std::string_view kind) {
     // Plugin discovery touches the file system; remember successful lookups per kind and per
     // value of the variables that steer discovery, so hot paths pay one map lookup.
@@ -174,6 +249,9 @@ class Client : public std::enable_shared_from_this<Client> {
 
   /// The client for an already loaded plugin, created on first use (thread-safe) with
   /// `options` (ignored when the plugin's client already exists).
+  /// **Errors:** `DeviceUnavailable` naming the plugin, its PJRT API and XLA versions and
+  /// PJRT's message when `PJRT_Client_Create` fails (e.g. libtpu without a TPU, XLA's CUDA
+  /// plugin without a GPU); `DeviceError` for later failures.
   static std::shared_ptr<Client> for_plugin(const Plugin& plugin, const std::vector<CreateOption>& options = {}) {
     static std::mutex mu;
     static auto* registry = new std::map<const Plugin*, std::shared_ptr<Client>>();  // leaked
@@ -223,6 +301,8 @@ class Client : public std::enable_shared_from_this<Client> {
                           int device_index = 0);
 
   /// Compiles StableHLO `mlir` text (format "mlir") without caching (see cache.hpp for that).
+  /// Every module compiled here is written to `TORCHTPU_DUMP_STABLEHLO` when it is set
+  /// (`detail::dump_stablehlo`): this is the one place programs reach a PJRT compiler.
   /// **Errors:** `DeviceError` carrying the plugin's code and message (bad program, op).
   std::shared_ptr<Executable> compile(std::string_view mlir, const CompileOptions& options = {});
 
@@ -260,7 +340,13 @@ class Client : public std::enable_shared_from_this<Client> {
     c.struct_size = sizeof(c);
     c.create_options = named.empty() ? nullptr : named.data();
     c.num_options = named.size();
-    plugin_->call(Slot::Client_Create, &c, "PJRT_Client_Create");
+    try {
+      plugin_->call(Slot::Client_Create, &c, "PJRT_Client_Create");
+    } catch (const DeviceError& e) {
+      // The plugin loaded but refuses to make a client: no TPU/GPU here, a driver or library
+      // missing, a device held by another process. That is "this device is not available".
+      throw DeviceUnavailable(plugin_->describe() + " cannot create a client: " + e.what());
+    }
     handle_ = detail::check_handle(c.client, "PJRT_Client_Create", "client");
     // From here the destructor would not run if we threw: destroy the PJRT client ourselves.
     try {
@@ -778,8 +864,10 @@ inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
   a.compile_options = opts.data();
   a.compile_options_size = opts.size();
   plugin_->call(Slot::Client_Compile, &a, "PJRT_Client_Compile");
-  return std::make_shared<Executable>(shared_from_this(),
-                                      detail::check_handle(a.executable, "PJRT_Client_Compile", "executable"), options);
+  auto exe = std::make_shared<Executable>(shared_from_this(),
+                                          detail::check_handle(a.executable, "PJRT_Client_Compile", "executable"), options);
+  detail::dump_stablehlo(mlir);
+  return exe;
 }
 
 inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes,

@@ -163,6 +163,23 @@ TEST_CASE("errors: a plugin with another PJRT major version is rejected, naming 
   }
 }
 
+TEST_CASE("errors: an older plugin whose table lacks functions torchtpu needs names each slot", "[pjrt][errors]") {
+  const char* short_table = std::getenv("TORCHTPU_TEST_FAKE_PLUGIN_SHORT");
+  REQUIRE(short_table != nullptr);
+  try {
+    pjrt::Plugin::load(short_table);
+    FAIL("a plugin without PJRT_Buffer_Dimensions was accepted");
+  } catch (const DeviceError& e) {
+    INFO(e.what());
+    CHECK(e.code() == 9);
+    CHECK(contains(e.what(), "PJRT C API 0.60"));
+    CHECK(contains(e.what(), "a table of 60 functions"));
+    CHECK(contains(e.what(), "PJRT_Buffer_Dimensions (slot 60)"));
+    CHECK(contains(e.what(), "PJRT_Buffer_ToHostBuffer (slot 70)"));
+    CHECK_FALSE(contains(e.what(), "PJRT_Buffer_ElementType"));  // slot 59 is there
+  }
+}
+
 TEST_CASE("errors: a shared object that is not a PJRT plugin", "[pjrt][errors]") {
   CHECK_THROWS_AS(pjrt::Plugin::load("libm.so.6"), DeviceUnavailable);  // no GetPjrtApi
   CHECK_THROWS_AS(pjrt::Plugin::load("/nonexistent/plugin.so"), DeviceUnavailable);

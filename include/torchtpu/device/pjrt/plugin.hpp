@@ -2,10 +2,10 @@
 // PJRT_Plugin_Initialize), finding it for a device kind, and turning PJRT_Error into DeviceError.
 #pragma once
 #include <dlfcn.h>  // dlopen, dlsym, dlerror, dladdr
+#include <sys/stat.h>  // stat
 
 #include <algorithm>   // std::sort
 #include <chrono>      // std::chrono::microseconds
-#include <cstdint>     // uintmax_t
 #include <cstdlib>     // std::getenv
 #include <filesystem>  // std::filesystem::exists, directory_iterator
 #include <map>         // std::map
@@ -368,12 +368,10 @@ class Plugin {
   void identify(void* sym) {
     Dl_info info{};
     file_ = (dladdr(sym, &info) != 0 && info.dli_fname) ? info.dli_fname : path_;
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(file_, ec);
-    const uintmax_t bytes = ec ? 0 : size;
-    const auto mtime = std::filesystem::last_write_time(file_, ec);
-    const long long ns =
-        ec ? 0 : static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count());
+    struct stat st{};
+    const bool known = ::stat(file_.c_str(), &st) == 0;
+    const long long bytes = known ? static_cast<long long>(st.st_size) : 0;
+    const long long ns = known ? static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec : 0;
     build_id_ = "pjrt " + std::to_string(api_major()) + "." + std::to_string(api_minor());
     for (const auto& [k, v] : attributes_) build_id_ += "; " + k + "=" + v;
     build_id_ += "; file " + file_ + " size " + std::to_string(bytes) + " mtime " + std::to_string(ns);

@@ -77,15 +77,18 @@ inline bool write_file_atomically(const std::filesystem::path& file, std::string
 }
 
 /// `TORCHTPU_DUMP_STABLEHLO=<dir>`: every StableHLO module a plugin compiled successfully is
-/// written to `<dir>/<digest128 of the text>.mlir` (once per distinct text; the directory is
-/// created). Modules the plugin rejects are not written (tests hand it invalid text on purpose).
-/// A directory that cannot be written gives one warning on stderr; compilation goes on.
-inline void dump_stablehlo(std::string_view mlir) {
-  const std::string dir = env_or_empty("TORCHTPU_DUMP_STABLEHLO");
-  if (dir.empty()) return;
+/// written to `<dir>/<platform>/<digest128 of the text>.mlir`, `platform` being the client's
+/// platform name ("tpu" for libtpu and the emulator, "cpu" for XLA's CPU plugin); once per
+/// distinct text, directories created. Modules the plugin rejects are not written (tests hand
+/// it invalid text on purpose). A directory that cannot be written gives one warning on
+/// stderr; compilation goes on.
+inline void dump_stablehlo(std::string_view mlir, const std::string& platform) {
+  const std::string root = env_or_empty("TORCHTPU_DUMP_STABLEHLO");
+  if (root.empty()) return;
   std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(root) / (platform.empty() ? "unknown" : platform);
   std::filesystem::create_directories(dir, ec);
-  const std::filesystem::path file = std::filesystem::path(dir) / (digest128(mlir) + ".mlir");
+  const std::filesystem::path file = dir / (digest128(mlir) + ".mlir");
   if (std::filesystem::exists(file, ec)) return;
   if (!write_file_atomically(file, mlir)) {
     static std::atomic<bool> warned{false};
@@ -866,7 +869,7 @@ inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
   plugin_->call(Slot::Client_Compile, &a, "PJRT_Client_Compile");
   auto exe = std::make_shared<Executable>(shared_from_this(),
                                           detail::check_handle(a.executable, "PJRT_Client_Compile", "executable"), options);
-  detail::dump_stablehlo(mlir);
+  detail::dump_stablehlo(mlir, platform_name_);
   return exe;
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>    // fsync, close
 
 #include "client.hpp"  // Client, Executable, CompileOptions
+#include "files.hpp"   // detail::digest128, detail::write_file_atomically
 #include "plugin.hpp"  // detail::env_or_empty
 
 namespace torchtpu::pjrt {

@@ -121,6 +121,7 @@ TEST_CASE("errors: an op the emulator lacks is UNIMPLEMENTED naming the op and l
 
 TEST_CASE("errors: a shape mismatch found while running names the op", "[pjrt][errors]") {
   // declared result type disagrees with the operands: detected when the op runs
+  const NoStablehloDump no_dump;  // invalid on purpose (XLA rejects it when compiling)
   auto c = tpu();
   auto exe = c->compile(
       "func.func public @main(%x: tensor<2x3xf32>) -> tensor<3x3xf32> {\n"

@@ -8,7 +8,8 @@
 # corpus size and fails on a rejection, naming the module and XLA's message.
 #
 # Usage: tests/xla/stablehlo_corpus.sh [BUILD] [--reuse]
-#   BUILD    a configured build directory (default build); its tests are built here if needed.
+#   BUILD    a build directory (default build) whose pjrt and jit tests and torchtpu-run are built
+#            (meson compile -C BUILD); they are run as they are (--no-rebuild).
 #   --reuse  do not run the test suites: the corpus was dumped by the caller's own test run
 #            (scripts/test runs its main `meson test` with TORCHTPU_DUMP_STABLEHLO=BUILD/stablehlo-corpus).
 # Environment: TORCHTPU_XLA_CPU_PLUGIN (default: the one in .venv).
@@ -30,7 +31,7 @@ if [ "$reuse" != "--reuse" ]; then
   mapfile -t tests < <(meson test -C "$build" --list 2>/dev/null | grep -E '(^|[:+])(pjrt|jit)([+ ]|$)' |
     sed 's/.* \/ //' | grep -vE '^(device_fake_plugin|xla_abi|xla_abi_header)$')
   echo "stablehlo_corpus: running ${#tests[@]} test programs with TORCHTPU_DUMP_STABLEHLO=$corpus"
-  TORCHTPU_DUMP_STABLEHLO=$corpus meson test -C "$build" --print-errorlogs "${tests[@]}" >"$build/stablehlo-corpus.log" 2>&1 ||
+  TORCHTPU_DUMP_STABLEHLO=$corpus meson test -C "$build" --no-rebuild --print-errorlogs "${tests[@]}" >"$build/stablehlo-corpus.log" 2>&1 ||
     { tail -n 40 "$build/stablehlo-corpus.log"; echo "stablehlo_corpus: the test suites failed"; exit 1; }
 fi
 # The digits models (traced and frozen in data/models) on the emulator, one batch each.

@@ -36,10 +36,12 @@ int main() {
     float res[4];
     out[0].to_host(res, sizeof(res));
     const auto s = pjrt::CompilationCache::global().stats();
-    std::printf("memory_hits=%llu disk_hits=%llu misses=%llu compiles=%llu disk_writes=%llu result=%.6f\n",
-                static_cast<unsigned long long>(s.memory_hits), static_cast<unsigned long long>(s.disk_hits),
-                static_cast<unsigned long long>(s.misses), static_cast<unsigned long long>(s.compiles),
-                static_cast<unsigned long long>(s.disk_writes), static_cast<double>(res[3]));
+    std::printf("platform=%s memory_hits=%llu disk_hits=%llu misses=%llu compiles=%llu disk_writes=%llu "
+                "disk_rejects=%llu result=%.6f\n",
+                client->platform_name().c_str(), static_cast<unsigned long long>(s.memory_hits),
+                static_cast<unsigned long long>(s.disk_hits), static_cast<unsigned long long>(s.misses),
+                static_cast<unsigned long long>(s.compiles), static_cast<unsigned long long>(s.disk_writes),
+                static_cast<unsigned long long>(s.disk_rejects), static_cast<double>(res[3]));
     return 0;
   } catch (const std::exception& e) {
     std::printf("error: %s\n", e.what());

@@ -2,6 +2,7 @@
 // host↔device copies as double vectors, and running a Builder program in one call.
 #pragma once
 #include <cmath>    // std::fabs
+#include <cstdlib>  // std::getenv, setenv, unsetenv
 #include <algorithm>  // std::max
 #include <cstdint>  // int64_t
 #include <cstring>  // std::memcpy
@@ -29,6 +30,24 @@ struct HostTensor {
 };
 
 /// The `tpu` client; meson test points TORCHTPU_TPU_EMULATOR_PATH at the emulator build.
+/// While alive, TORCHTPU_DUMP_STABLEHLO is unset (restored after): for cases that hand the
+/// emulator deliberately invalid text it accepts (mangled programs, a result type that is only
+/// checked when run), which are not modules torchtpu emits and must stay out of the XLA corpus
+/// (tests/xla/stablehlo_corpus.sh).
+struct NoStablehloDump {
+  NoStablehloDump() {
+    if (const char* v = std::getenv("TORCHTPU_DUMP_STABLEHLO")) saved = v, had = true;
+    unsetenv("TORCHTPU_DUMP_STABLEHLO");
+  }
+  ~NoStablehloDump() {
+    if (had) setenv("TORCHTPU_DUMP_STABLEHLO", saved.c_str(), 1);
+  }
+  NoStablehloDump(const NoStablehloDump&) = delete;
+  NoStablehloDump& operator=(const NoStablehloDump&) = delete;
+  std::string saved;
+  bool had = false;
+};
+
 inline std::shared_ptr<pjrt::Client> tpu() { return pjrt::Client::get("tpu"); }
 
 /// Copies a host tensor to the device, packing values into the dtype's bytes.

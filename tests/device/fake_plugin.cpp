@@ -3,10 +3,11 @@
 // Without FAKE_PJRT_FULL: a plugin that only reports an API version
 // (FAKE_PJRT_MAJOR.FAKE_PJRT_MINOR), to test torchtpu's version check.
 //
-// With FAKE_PJRT_FULL: a minimal working plugin (one device, buffers without data, programs
-// that return one f32[1] buffer) whose misbehaviour tests switch on through the exported
+// With FAKE_PJRT_FULL: a minimal working plugin (one device, buffers without data that read as
+// zeros, programs that return one f32[1] buffer; with FAKE_PJRT_TABLE_SLOTS=N its function
+// table ends after N slots, like an older plugin's) whose misbehaviour tests switch on through the exported
 // `fake_pjrt_set(key, value)`, and whose counters they read with `fake_pjrt_get(key)`:
-//   switches: fail_platform_name, fail_dims, null_client, null_buffer, null_executable,
+//   switches: fail_create, fail_platform_name, fail_dims, null_client, null_buffer, null_executable,
 //             null_output, no_event_await, no_event_is_ready, ready_after (polls before an
 //             event is ready)
 //   counters: live_clients, live_buffers, live_events, events_completed (awaited, or polled
@@ -14,7 +15,8 @@
 #include <torchtpu/device/pjrt/c_api.hpp>  // PJRT_Api, argument structs, Slot
 
 #ifdef FAKE_PJRT_FULL
-#include <cstring>  // std::strcmp
+#include <cstddef>  // offsetof
+#include <cstring>  // std::strcmp, std::memset
 #include <map>      // std::map
 #include <string>   // std::string
 #include <vector>   // std::vector
@@ -107,6 +109,7 @@ PJRT_Error* event_is_ready(PJRT_Event_IsReady_Args* a) {
 PJRT_Error* event_error(PJRT_Event_Error_Args*) { return nullptr; }
 
 PJRT_Error* client_create(PJRT_Client_Create_Args* a) {
+  if (get("fail_create")) return new PJRT_Error{PJRT_Error_Code_FAILED_PRECONDITION, "fake: no fake device attached"};
   if (get("null_client")) {
     a->client = nullptr;
     return nullptr;
@@ -174,6 +177,19 @@ PJRT_Error* buffer_dimensions(PJRT_Buffer_Dimensions_Args* a) {
   return nullptr;
 }
 
+PJRT_Error* buffer_to_host(PJRT_Buffer_ToHostBuffer_Args* a) {
+  size_t n = 4;  // f32 elements (the fake's buffers hold no data: they read as zeros)
+  for (int64_t d : a->src->dims) n *= static_cast<size_t>(d);
+  if (a->dst == nullptr) {
+    a->dst_size = n;
+    return nullptr;
+  }
+  if (a->dst_size < n) return fail("ToHostBuffer: destination too small");
+  std::memset(a->dst, 0, n);
+  a->event = new_event();
+  return nullptr;
+}
+
 PJRT_Error* client_compile(PJRT_Client_Compile_Args* a) {
   a->executable = get("null_executable") ? nullptr : new PJRT_LoadedExecutable();
   return nullptr;
@@ -216,7 +232,12 @@ void put(PJRT_Api& api, Slot s, F* f) {
 PJRT_Api& api() {
   static PJRT_Api a = [] {
     PJRT_Api x{};
+#ifdef FAKE_PJRT_TABLE_SLOTS
+    // An older plugin: its table ends after FAKE_PJRT_TABLE_SLOTS functions.
+    x.struct_size = offsetof(PJRT_Api, slots) + sizeof(PJRT_AnyFn) * FAKE_PJRT_TABLE_SLOTS;
+#else
     x.struct_size = sizeof(PJRT_Api);
+#endif
     x.pjrt_api_version.struct_size = sizeof(x.pjrt_api_version);
     x.pjrt_api_version.major_version = FAKE_PJRT_MAJOR;
     x.pjrt_api_version.minor_version = FAKE_PJRT_MINOR;
@@ -239,6 +260,7 @@ PJRT_Api& api() {
     put(x, Slot::Buffer_Destroy, &buffer_destroy);
     put(x, Slot::Buffer_ElementType, &buffer_element_type);
     put(x, Slot::Buffer_Dimensions, &buffer_dimensions);
+    put(x, Slot::Buffer_ToHostBuffer, &buffer_to_host);
     put(x, Slot::Client_Compile, &client_compile);
     put(x, Slot::LoadedExecutable_Destroy, &loaded_destroy);
     put(x, Slot::LoadedExecutable_GetExecutable, &loaded_get_executable);

@@ -44,6 +44,21 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 // Runs first: the client is created once per plugin, these cases need it not to exist yet.
 TEST_CASE("fake plugin: a failing or null client creation leaks nothing", "[pjrt][errors]") {
+  // A plugin that refuses to create a client (libtpu without a TPU) makes the device
+  // unavailable; the error names the plugin, its version and PJRT's own message.
+  set("fail_create", 1);
+  try {
+    pjrt::Client::for_plugin(fake());
+    FAIL("a refused client creation was accepted");
+  } catch (const DeviceUnavailable& e) {
+    INFO(e.what());
+    CHECK(contains(e.what(), std::string("PJRT plugin ") + fake_path() + " (PJRT C API 0.104)"));
+    CHECK(contains(e.what(), "cannot create a client"));
+    CHECK(contains(e.what(), "PJRT code 9"));
+    CHECK(contains(e.what(), "fake: no fake device attached"));
+  }
+  CHECK(get("live_clients") == 0);
+  set("fail_create", 0);
   set("fail_platform_name", 1);
   CHECK_THROWS_WITH(pjrt::Client::for_plugin(fake()), Catch::Contains("PlatformName fails"));
   CHECK(get("live_clients") == 0);  // was 1: the PJRT client was never destroyed

@@ -121,6 +121,7 @@ TEST_CASE("errors: an op the emulator lacks is UNIMPLEMENTED naming the op and l
 
 TEST_CASE("errors: a shape mismatch found while running names the op", "[pjrt][errors]") {
   // declared result type disagrees with the operands: detected when the op runs
+  const NoStablehloDump no_dump;  // invalid on purpose (XLA rejects it when compiling)
   auto c = tpu();
   auto exe = c->compile(
       "func.func public @main(%x: tensor<2x3xf32>) -> tensor<3x3xf32> {\n"
@@ -160,6 +161,23 @@ TEST_CASE("errors: a plugin with another PJRT major version is rejected, naming 
   } catch (const DeviceError& e) {
     CHECK(contains(e.what(), "0.50"));
     CHECK(contains(e.what(), ">= 57"));
+  }
+}
+
+TEST_CASE("errors: an older plugin whose table lacks functions torchtpu needs names each slot", "[pjrt][errors]") {
+  const char* short_table = std::getenv("TORCHTPU_TEST_FAKE_PLUGIN_SHORT");
+  REQUIRE(short_table != nullptr);
+  try {
+    pjrt::Plugin::load(short_table);
+    FAIL("a plugin without PJRT_Buffer_Dimensions was accepted");
+  } catch (const DeviceError& e) {
+    INFO(e.what());
+    CHECK(e.code() == 9);
+    CHECK(contains(e.what(), "PJRT C API 0.60"));
+    CHECK(contains(e.what(), "a table of 60 functions"));
+    CHECK(contains(e.what(), "PJRT_Buffer_Dimensions (slot 60)"));
+    CHECK(contains(e.what(), "PJRT_Buffer_ToHostBuffer (slot 70)"));
+    CHECK_FALSE(contains(e.what(), "PJRT_Buffer_ElementType"));  // slot 59 is there
   }
 }
 

@@ -4,10 +4,13 @@
 // and its StableHLO parser. Each input becomes the cache file of one fixed program's key;
 // get_or_compile must then either load it or treat it as stale and recompile (never throw,
 // crash or hang). The first input byte picks how much of the file the harness writes itself,
-// so the fuzzer also reaches the payload without guessing the (machine-dependent) key:
+// so the fuzzer also reaches the payload without guessing the (machine-dependent) key or
+// forging the checksum:
 //   0: the whole file is the input;  1: magic + input;  2: magic + key + input;
-//   3: magic + key + payload length + input (the emulator's serialized executable);
+//   3: a valid entry (`encode_entry`: magic, key, payload length, checksum) whose payload is
+//      the input (the emulator's serialized executable);
 //   4+: no file at all (a plain miss).
+// Modes 0-2 almost never carry a valid checksum: they exercise the entry decoder's refusals.
 // The emulator plugin is the instrumented build next to this binary (scripts/fuzz), or
 // TORCHTPU_TPU_EMULATOR_PATH.
 #include <unistd.h>  // getpid, readlink
@@ -85,14 +88,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& cache = pjrt::CompilationCache::global();
   const int mode = size ? data[0] : 4;
   const std::string input(reinterpret_cast<const char*>(data) + (size ? 1 : 0), size ? size - 1 : 0);
-  const std::string magic = "torchtpu-executable 1\n";
+  const std::string magic = "torchtpu-executable 2\n";
   std::error_code ec;
   std::filesystem::remove(st.file, ec);
   if (mode < 4) {
     std::string bytes = mode == 0 ? input : magic;
-    if (mode >= 2) bytes += put_u64(st.key.size()) + st.key;
-    if (mode == 3) bytes += put_u64(input.size());
-    if (mode != 0) bytes += input;
+    if (mode == 1) bytes += input;
+    if (mode == 2) bytes += put_u64(st.key.size()) + st.key + input;
+    if (mode == 3) bytes = pjrt::CompilationCache::encode_entry(st.key, input);
     std::ofstream(st.file, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
   cache.clear_memory();

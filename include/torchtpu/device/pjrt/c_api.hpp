@@ -305,6 +305,8 @@ struct PJRT_Executable_DeserializeAndLoad_Args {
   const char* serialized_executable;
   size_t serialized_executable_size;
   PJRT_LoadedExecutable* loaded_executable;  // out, caller destroys
+  const char* overridden_serialized_compile_options;  // null: the executable's own options
+  size_t overridden_serialized_compile_options_size;
 };
 struct PJRT_ExecuteOptions {
   size_t struct_size;
@@ -472,7 +474,7 @@ static_assert(sizeof(PJRT_ExecuteOptions) == 144 && offsetof(PJRT_ExecuteOptions
 static_assert(sizeof(PJRT_LoadedExecutable_Execute_Args) == 80);
 static_assert(sizeof(PJRT_Buffer_ToHostBuffer_Args) == 56);
 static_assert(sizeof(PJRT_Executable_Serialize_Args) == 56);
-static_assert(sizeof(PJRT_Executable_DeserializeAndLoad_Args) == 48);
+static_assert(sizeof(PJRT_Executable_DeserializeAndLoad_Args) == 64);  // XLA checks 64 at 0.81
 static_assert(TORCHTPU_PJRT_STRUCT_SIZE(PJRT_Buffer_ElementType_Args, type) == 28);
 static_assert(TORCHTPU_PJRT_STRUCT_SIZE(PJRT_DeviceDescription_Id_Args, id) == 28);
 static_assert(api_size_for(Slot::Buffer_ToHostBuffer) == 608);

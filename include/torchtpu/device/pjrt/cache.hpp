@@ -1,11 +1,11 @@
 // torchtpu/device/pjrt/cache.hpp — the compilation cache: executables keyed by program text,
 // device kind, plugin platform/version and compile options; in memory, and on disk when
-// TORCHTPU_CACHE_DIR is set (PJRT executable serialization); thread-safe; hit/miss counters.
+// TORCHTPU_CACHE_DIR is set (PJRT executable serialization, checksummed entries); thread-safe;
+// hit/miss counters.
 #pragma once
 #include <atomic>      // std::atomic
-#include <cerrno>      // errno, EINTR
 #include <cstdint>     // uint64_t
-#include <cstdio>      // std::snprintf
+#include <cstdio>      // std::fprintf
 #include <filesystem>  // std::filesystem::create_directories, rename
 #include <fstream>     // std::ifstream
 #include <future>      // std::promise, std::shared_future
@@ -13,14 +13,16 @@
 #include <memory>      // std::shared_ptr
 #include <mutex>       // std::mutex, std::lock_guard
 #include <optional>    // std::optional
+#include <set>         // std::set
 #include <string>      // std::string
 #include <string_view> // std::string_view
 #include <system_error> // std::error_code
 #include <unordered_map> // std::unordered_map
-#include <fcntl.h>     // open, O_WRONLY, O_CREAT, O_EXCL, O_CLOEXEC, O_DIRECTORY
-#include <unistd.h>    // getpid, write, fsync, close
+#include <fcntl.h>     // open, O_RDONLY, O_CLOEXEC, O_DIRECTORY
+#include <unistd.h>    // fsync, close
 
 #include "client.hpp"  // Client, Executable, CompileOptions
+#include "files.hpp"   // detail::digest128, detail::write_file_atomically
 #include "plugin.hpp"  // detail::env_or_empty
 
 namespace torchtpu::pjrt {
@@ -32,17 +34,28 @@ struct CacheStats {
   uint64_t misses = 0;       ///< found neither in memory nor on disk
   uint64_t compiles = 0;     ///< calls to PJRT_Client_Compile
   uint64_t disk_writes = 0;  ///< executables written to TORCHTPU_CACHE_DIR
+  uint64_t disk_rejects = 0; ///< entries found on disk but refused (corrupt, truncated, foreign
+                             ///< format, or the plugin could not load them): recompiled
 };
 
-/// Maps (program text, device kind, plugin platform name + version + path, compile options) to
-/// loaded executables.
+/// Maps (program text, device kind, plugin platform name + version, plugin build, compile
+/// options) to loaded executables.
 ///
-/// **Disk format:** one file per key, `<dir>/<32 hex digits>.ttexe`: the line
-/// `torchtpu-executable 1\n`, the full key (u64 little-endian length + bytes) and the plugin's
-/// `PJRT_Executable_Serialize` bytes (u64 length + bytes). The stored key is compared on load,
-/// so hash collisions or files from another plugin version are misses, never wrong programs.
-/// Files are written to a temporary name (every write checked, fsynced, closed with its error
-/// checked) and renamed, so concurrent processes are safe and a failed write leaves nothing.
+/// **Key:** the platform name and version the client reports, the plugin's path and
+/// `Plugin::build_id()` (PJRT API version, plugin attributes such as `xla_version`, and the
+/// loaded file's size and modification time), the device kind, the serialized compile options
+/// and the program text. A plugin upgraded in place therefore never loads an executable
+/// compiled by the old one.
+/// **Disk format (version 2):** one file per key, `<dir>/<32 hex digits of the key's
+/// digest>.ttexe`: the line `torchtpu-executable 2\n`, the full key (u64 little-endian length
+/// + bytes), the plugin's `PJRT_Executable_Serialize` bytes (u64 length + bytes), and a
+/// checksum: the 32 hex digits of `detail::digest128` over everything before it (magic, key
+/// and payload). On load the stored key must equal the key asked for and the checksum must
+/// match: a file with another key is a plain miss; a truncated, altered or foreign file is a
+/// miss plus one warning per file per process on stderr naming it (and `disk_rejects`), then
+/// a correct recompile that replaces it. Files are written to a temporary name (every write
+/// checked, fsynced, closed with its error checked) and renamed, so concurrent processes never
+/// see half an entry and a failed write leaves nothing.
 /// **Thread safety:** every method may be called concurrently; one program compiles once even
 /// when many threads ask for it at the same time.
 class CompilationCache {
@@ -92,11 +105,12 @@ class CompilationCache {
     s.misses = misses_.load();
     s.compiles = compiles_.load();
     s.disk_writes = disk_writes_.load();
+    s.disk_rejects = disk_rejects_.load();
     return s;
   }
   /// Sets every counter to zero.
   void reset_stats() {
-    memory_hits_ = disk_hits_ = misses_ = compiles_ = disk_writes_ = 0;
+    memory_hits_ = disk_hits_ = misses_ = compiles_ = disk_writes_ = disk_rejects_ = 0;
   }
   /// Drops every in-memory entry (executables still in use stay alive through their owners).
   void clear_memory() {
@@ -134,26 +148,50 @@ class CompilationCache {
     field(client.platform_name());
     field(client.platform_version());
     field(client.plugin().path());
+    field(client.plugin().build_id());
     field(client.device_kind());
     field(options.serialize());
     field(program);
     return key;
   }
 
-  /// 128-bit hex digest of a key (two FNV-1a passes), used as the file name.
-  static std::string key_hash(std::string_view key) {
-    auto fnv = [key](uint64_t h) {
-      for (unsigned char c : key) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-      }
-      return h;
-    };
-    char buf[40];
-    std::snprintf(buf, sizeof(buf), "%016llx%016llx",
-                  static_cast<unsigned long long>(fnv(0xcbf29ce484222325ULL)),
-                  static_cast<unsigned long long>(fnv(0x84222325cbf29ce4ULL)));
-    return buf;
+  /// 128-bit hex digest of a key (`detail::digest128`), used as the file name.
+  static std::string key_hash(std::string_view key) { return detail::digest128(key); }
+
+  /// The bytes of a version-2 disk entry holding `payload` under `key` (see the class doc);
+  /// exposed for tests and the fuzzing harness.
+  static std::string encode_entry(std::string_view key, std::string_view payload) {
+    std::string data(kMagic);
+    put_u64(data, key.size());
+    data += key;
+    put_u64(data, payload.size());
+    data += payload;
+    data += detail::digest128(data);
+    return data;
+  }
+
+  /// Why `data` is not a valid entry for `key`: "" when it is one (then `payload` is set),
+  /// "another key" for a valid entry stored under a different key, else a description of the
+  /// damage ("truncated ...", "checksum mismatch", "not a torchtpu cache entry ...").
+  static std::string decode_entry(std::string_view data, std::string_view key, std::string& payload) {
+    constexpr size_t kSum = 32;
+    if (data.substr(0, kMagic.size()) != kMagic) {
+      if (data.substr(0, kMagicPrefix.size()) == kMagicPrefix) return "written in another entry format version";
+      return "not a torchtpu cache entry (bad header)";
+    }
+    if (data.size() < kMagic.size() + 16 + kSum) return "truncated (" + std::to_string(data.size()) + " bytes)";
+    const std::string_view body = data.substr(0, data.size() - kSum);
+    std::string_view in = body.substr(kMagic.size());
+    uint64_t n = 0;
+    if (!get_u64(in, n) || n > in.size()) return "truncated (key length past the end)";
+    const std::string_view stored_key = in.substr(0, n);
+    in.remove_prefix(n);
+    if (!get_u64(in, n) || n != in.size())
+      return n > in.size() ? "truncated (payload length past the end)" : "payload length does not match the file size";
+    if (detail::digest128(body) != data.substr(data.size() - kSum)) return "checksum mismatch";
+    if (stored_key != key) return "another key";
+    payload.assign(in);
+    return "";
   }
 
  private:
@@ -169,8 +207,8 @@ class CompilationCache {
           auto exe = client->deserialize(*bytes, options);
           ++disk_hits_;
           return exe;
-        } catch (const DeviceError&) {
-          // stale or foreign file: fall through, recompile and overwrite it
+        } catch (const DeviceError& e) {
+          reject(file, std::string("the plugin could not load it: ") + e.what());
         }
       }
     }
@@ -189,7 +227,21 @@ class CompilationCache {
     return exe;
   }
 
-  static constexpr std::string_view kMagic = "torchtpu-executable 1\n";
+  /// Counts a refused entry and warns about it once per file per process.
+  void reject(const std::filesystem::path& file, const std::string& why) {
+    ++disk_rejects_;
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      first = warned_.insert(file.string()).second;
+    }
+    if (first)
+      std::fprintf(stderr, "torchtpu warning: compilation cache entry %s is refused (%s); recompiling\n",
+                   file.c_str(), why.c_str());
+  }
+
+  static constexpr std::string_view kMagicPrefix = "torchtpu-executable ";
+  static constexpr std::string_view kMagic = "torchtpu-executable 2\n";
 
   static void put_u64(std::string& out, uint64_t v) {
     for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
@@ -202,61 +254,31 @@ class CompilationCache {
     return true;
   }
 
-  static std::optional<std::string> read_entry(const std::filesystem::path& file,
-                                               const std::string& key) {
+  /// The payload of `file` if it is a valid entry for `key`; nullopt for a missing file or
+  /// another key (silent misses) and for a damaged one (`reject`: warned about).
+  std::optional<std::string> read_entry(const std::filesystem::path& file, const std::string& key) {
     std::ifstream f(file, std::ios::binary);
     if (!f) return std::nullopt;
     const std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::string_view in(data);
-    if (in.substr(0, kMagic.size()) != kMagic) return std::nullopt;
-    in.remove_prefix(kMagic.size());
-    uint64_t n = 0;
-    if (!get_u64(in, n) || n > in.size() || in.substr(0, n) != key) return std::nullopt;
-    in.remove_prefix(n);
-    if (!get_u64(in, n) || n != in.size()) return std::nullopt;
-    return std::string(in);
-  }
-
-  /// Writes `data` to `fd`, retrying short writes and EINTR. False on any error (EFBIG,
-  /// ENOSPC, EIO, ...).
-  static bool write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-      const ssize_t w = ::write(fd, data.data(), data.size());
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      data.remove_prefix(static_cast<size_t>(w));
+    if (f.bad()) {
+      reject(file, "read error");
+      return std::nullopt;
     }
-    return true;
+    std::string payload;
+    const std::string why = decode_entry(data, key, payload);
+    if (why.empty()) return payload;
+    if (why != "another key") reject(file, why);
+    return std::nullopt;
   }
 
-  /// Writes the entry to a temporary file next to `file`, checks every write, fsyncs and
-  /// closes it (checked too: a failed close can mean lost data), then renames it into place
-  /// and fsyncs the directory. On any failure the temporary is removed and nothing is renamed:
-  /// a truncated entry never takes the place of a good one, nor counts as written.
-  bool write_entry(const std::filesystem::path& file, const std::string& key,
-                   const std::string& bytes) {
+  /// Writes the entry atomically (`detail::write_file_atomically`: temporary file, every write
+  /// checked, fsync, checked close, rename), then fsyncs the directory. On any failure nothing
+  /// is renamed: a truncated entry never takes the place of a good one, nor counts as written.
+  static bool write_entry(const std::filesystem::path& file, const std::string& key,
+                          const std::string& bytes) {
     std::error_code ec;
     std::filesystem::create_directories(file.parent_path(), ec);
-    std::string data(kMagic);
-    put_u64(data, key.size());
-    data += key;
-    put_u64(data, bytes.size());
-    data += bytes;
-    const std::filesystem::path tmp =
-        file.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(++tmp_counter_);
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return false;
-    bool ok = write_all(fd, data);
-    ok = ok && ::fsync(fd) == 0;
-    ok = (::close(fd) == 0) && ok;
-    if (ok) {
-      std::filesystem::rename(tmp, file, ec);
-      ok = !ec;
-    }
-    if (!ok) {
-      std::filesystem::remove(tmp, ec);
-      return false;
-    }
+    if (!detail::write_file_atomically(file, encode_entry(key, bytes))) return false;
     // The rename itself reaches the disk with the directory (best effort: not every file
     // system lets a directory be fsynced).
     const std::string dir_name = file.parent_path().empty() ? "." : file.parent_path().string();
@@ -271,8 +293,9 @@ class CompilationCache {
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_future<std::shared_ptr<Executable>>> entries_;
   std::optional<std::string> disk_override_;
-  std::atomic<uint64_t> memory_hits_{0}, disk_hits_{0}, misses_{0}, compiles_{0}, disk_writes_{0};
-  std::atomic<uint64_t> tmp_counter_{0};
+  std::set<std::string> warned_;  // files already warned about (under mu_)
+  std::atomic<uint64_t> memory_hits_{0}, disk_hits_{0}, misses_{0}, compiles_{0}, disk_writes_{0},
+      disk_rejects_{0};
 };
 
 }  // namespace torchtpu::pjrt

@@ -19,9 +19,11 @@
 #include "../../core/dtype.hpp"   // ScalarType, dtype_size, dtype_name
 #include "../../core/errors.hpp"  // DeviceError, TypeError, ValueError
 #include "c_api.hpp"              // capi::* declarations
+#include "files.hpp"              // detail::dump_stablehlo
 #include "plugin.hpp"             // Plugin, load_plugin
 
 namespace torchtpu::pjrt {
+
 
 /// PJRT element type for a torchtpu dtype (all eight map).
 constexpr capi::PJRT_Buffer_Type to_pjrt_type(ScalarType t) {
@@ -147,7 +149,8 @@ class Client : public std::enable_shared_from_this<Client> {
  public:
   /// The client for device kind `kind` ("tpu", "cuda"), created on first use. Creation is
   /// thread-safe; concurrent callers share one client.
-  /// **Errors:** `DeviceUnavailable` (no plugin; message lists places searched), `DeviceError`.
+  /// **Errors:** `DeviceUnavailable` (no plugin: the message lists places searched; or the plugin
+  /// cannot create a client, see `for_plugin`), `DeviceError`.
   static std::shared_ptr<Client> get(std::string_view kind) {
     // Plugin discovery touches the file system; remember successful lookups per kind and per
     // value of the variables that steer discovery, so hot paths pay one map lookup.
@@ -174,6 +177,9 @@ class Client : public std::enable_shared_from_this<Client> {
 
   /// The client for an already loaded plugin, created on first use (thread-safe) with
   /// `options` (ignored when the plugin's client already exists).
+  /// **Errors:** `DeviceUnavailable` naming the plugin, its PJRT API and XLA versions and
+  /// PJRT's message when `PJRT_Client_Create` fails (e.g. libtpu without a TPU, XLA's CUDA
+  /// plugin without a GPU); `DeviceError` for later failures.
   static std::shared_ptr<Client> for_plugin(const Plugin& plugin, const std::vector<CreateOption>& options = {}) {
     static std::mutex mu;
     static auto* registry = new std::map<const Plugin*, std::shared_ptr<Client>>();  // leaked
@@ -223,6 +229,8 @@ class Client : public std::enable_shared_from_this<Client> {
                           int device_index = 0);
 
   /// Compiles StableHLO `mlir` text (format "mlir") without caching (see cache.hpp for that).
+  /// Every module compiled here is written to `TORCHTPU_DUMP_STABLEHLO` when it is set
+  /// (`detail::dump_stablehlo`): this is the one place programs reach a PJRT compiler.
   /// **Errors:** `DeviceError` carrying the plugin's code and message (bad program, op).
   std::shared_ptr<Executable> compile(std::string_view mlir, const CompileOptions& options = {});
 
@@ -260,7 +268,13 @@ class Client : public std::enable_shared_from_this<Client> {
     c.struct_size = sizeof(c);
     c.create_options = named.empty() ? nullptr : named.data();
     c.num_options = named.size();
-    plugin_->call(Slot::Client_Create, &c, "PJRT_Client_Create");
+    try {
+      plugin_->call(Slot::Client_Create, &c, "PJRT_Client_Create");
+    } catch (const DeviceError& e) {
+      // The plugin loaded but refuses to make a client: no TPU/GPU here, a driver or library
+      // missing, a device held by another process. That is "this device is not available".
+      throw DeviceUnavailable(plugin_->describe() + " cannot create a client: " + e.what());
+    }
     handle_ = detail::check_handle(c.client, "PJRT_Client_Create", "client");
     // From here the destructor would not run if we threw: destroy the PJRT client ourselves.
     try {
@@ -778,8 +792,10 @@ inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
   a.compile_options = opts.data();
   a.compile_options_size = opts.size();
   plugin_->call(Slot::Client_Compile, &a, "PJRT_Client_Compile");
-  return std::make_shared<Executable>(shared_from_this(),
-                                      detail::check_handle(a.executable, "PJRT_Client_Compile", "executable"), options);
+  auto exe = std::make_shared<Executable>(shared_from_this(),
+                                          detail::check_handle(a.executable, "PJRT_Client_Compile", "executable"), options);
+  detail::dump_stablehlo(mlir, platform_name_);
+  return exe;
 }
 
 inline std::shared_ptr<Executable> Client::deserialize(std::string_view bytes,

@@ -1,7 +1,8 @@
 // torchtpu/device/pjrt/plugin.hpp — loading a PJRT plugin (dlopen, GetPjrtApi, version check,
 // PJRT_Plugin_Initialize), finding it for a device kind, and turning PJRT_Error into DeviceError.
 #pragma once
-#include <dlfcn.h>  // dlopen, dlsym, dlerror
+#include <dlfcn.h>  // dlopen, dlsym, dlerror, dladdr
+#include <sys/stat.h>  // stat
 
 #include <algorithm>   // std::sort
 #include <chrono>      // std::chrono::microseconds
@@ -14,6 +15,7 @@
 #include <string_view> // std::string_view
 #include <system_error> // std::error_code
 #include <thread>      // std::this_thread::yield, sleep_for
+#include <utility>     // std::pair
 #include <vector>      // std::vector
 
 #include "../../core/errors.hpp"  // DeviceError, DeviceUnavailable
@@ -100,8 +102,9 @@ class Plugin {
   ///
   /// **Errors:** `DeviceUnavailable` if dlopen fails or `GetPjrtApi` is missing;
   /// `DeviceError` (code 9, FAILED_PRECONDITION) if the plugin's PJRT API major version
-  /// differs from ours or its minor is below 57 (the message names both versions), or a
-  /// DeviceError from `PJRT_Plugin_Initialize`.
+  /// differs from ours or its minor is below 57 (the message names both versions), or its
+  /// table lacks a function torchtpu needs (the message names each missing slot and the
+  /// plugin's version), or a DeviceError from `PJRT_Plugin_Initialize`.
   static const Plugin& load(const std::string& path, bool emulated = false) {
     // Leaked, never destroyed: buffers and executables held by objects with static storage
     // duration (a namespace-scope device tensor) call into their plugin after `main` returns.
@@ -127,6 +130,28 @@ class Plugin {
   int api_major() const noexcept { return api_->pjrt_api_version.major_version; }
   /// PJRT C API minor version the plugin reports.
   int api_minor() const noexcept { return api_->pjrt_api_version.minor_version; }
+
+  /// What the plugin reports through `PJRT_Plugin_Attributes` (e.g. `xla_version`,
+  /// `stablehlo_current_version`), in the plugin's order, each value as text (int64 lists
+  /// joined with '.', bools as true/false); empty when the plugin lacks the function or it fails.
+  const std::vector<std::pair<std::string, std::string>>& attributes() const noexcept { return attributes_; }
+  /// The shared object actually loaded (from `dladdr`, so a bare name found on the loader path
+  /// becomes a file), its size in bytes and modification time (ns since the epoch; 0 if unknown).
+  const std::string& file() const noexcept { return file_; }
+  /// Identity of this plugin build, for the compilation cache key: PJRT API version, the
+  /// attributes, and the loaded file's path, size and modification time. A plugin upgraded in
+  /// place (same path, another build) has another identity, so its cache entries never match.
+  const std::string& build_id() const noexcept { return build_id_; }
+
+  /// "PJRT plugin <path> (PJRT C API 0.N, xla_version=..., ...)": how errors name the plugin.
+  std::string describe() const {
+    std::string out = "PJRT plugin " + path_ + " (PJRT C API " + std::to_string(api_major()) + "." +
+                      std::to_string(api_minor());
+    for (const auto& [k, v] : attributes_)
+      if (k == "xla_version" || k == "stablehlo_current_version" || k == "cuda_version")
+        out += ", " + k + " " + v;
+    return out + ")";
+  }
 
   /// True if the plugin's table has slot `s` and it is non-null.
   bool has(capi::Slot s) const noexcept {
@@ -254,18 +279,109 @@ class Plugin {
                             ", but torchtpu was built for " + ours + " and needs major " +
                             std::to_string(capi::kApiMajor) + " with minor >= " +
                             std::to_string(capi::kMinSupportedMinor));
-    if (!has(capi::Slot::Error_Destroy) || !has(capi::Slot::Error_Message) ||
-        !has(capi::Slot::Plugin_Initialize))
-      throw DeviceError(capi::PJRT_Error_Code_FAILED_PRECONDITION,
-                        "PJRT plugin " + path + " lacks the error or initialize functions");
+    check_required_slots();
     capi::PJRT_Plugin_Initialize_Args init{};
     init.struct_size = sizeof(init);
     call(capi::Slot::Plugin_Initialize, &init, "PJRT_Plugin_Initialize");
+    read_attributes();
+    identify(sym);
+  }
+
+  /// Every slot torchtpu calls unconditionally must exist (inside `struct_size`) and be
+  /// non-null; optional ones (PlatformVersion, Devices, the event alternatives, serialization,
+  /// CopyToDevice, Buffer_Device, ...) are checked where they are used.
+  /// **Errors:** `DeviceError` (FAILED_PRECONDITION) naming each missing slot, the plugin's
+  /// version and its table size.
+  void check_required_slots() const {
+    using capi::Slot;
+    static constexpr std::pair<Slot, const char*> kRequired[] = {
+        {Slot::Error_Destroy, "PJRT_Error_Destroy"},
+        {Slot::Error_Message, "PJRT_Error_Message"},
+        {Slot::Error_GetCode, "PJRT_Error_GetCode"},
+        {Slot::Plugin_Initialize, "PJRT_Plugin_Initialize"},
+        {Slot::Event_Destroy, "PJRT_Event_Destroy"},
+        {Slot::Client_Create, "PJRT_Client_Create"},
+        {Slot::Client_Destroy, "PJRT_Client_Destroy"},
+        {Slot::Client_PlatformName, "PJRT_Client_PlatformName"},
+        {Slot::Client_AddressableDevices, "PJRT_Client_AddressableDevices"},
+        {Slot::Client_Compile, "PJRT_Client_Compile"},
+        {Slot::Client_BufferFromHostBuffer, "PJRT_Client_BufferFromHostBuffer"},
+        {Slot::DeviceDescription_Id, "PJRT_DeviceDescription_Id"},
+        {Slot::DeviceDescription_Kind, "PJRT_DeviceDescription_Kind"},
+        {Slot::Device_GetDescription, "PJRT_Device_GetDescription"},
+        {Slot::Executable_Destroy, "PJRT_Executable_Destroy"},
+        {Slot::Executable_NumOutputs, "PJRT_Executable_NumOutputs"},
+        {Slot::LoadedExecutable_Destroy, "PJRT_LoadedExecutable_Destroy"},
+        {Slot::LoadedExecutable_GetExecutable, "PJRT_LoadedExecutable_GetExecutable"},
+        {Slot::LoadedExecutable_Execute, "PJRT_LoadedExecutable_Execute"},
+        {Slot::Buffer_Destroy, "PJRT_Buffer_Destroy"},
+        {Slot::Buffer_ElementType, "PJRT_Buffer_ElementType"},
+        {Slot::Buffer_Dimensions, "PJRT_Buffer_Dimensions"},
+        {Slot::Buffer_ToHostBuffer, "PJRT_Buffer_ToHostBuffer"},
+    };
+    std::string missing;
+    for (const auto& [slot, name] : kRequired) {
+      if (has(slot)) continue;
+      missing += missing.empty() ? "" : ", ";
+      missing += name;
+      missing += api_->struct_size < capi::api_size_for(slot) ? " (slot " : " (null, slot ";
+      missing += std::to_string(static_cast<int>(slot)) + ")";
+    }
+    if (!missing.empty())
+      throw DeviceError(capi::PJRT_Error_Code_FAILED_PRECONDITION,
+                        "PJRT plugin " + path_ + " (PJRT C API " + std::to_string(api_major()) + "." +
+                            std::to_string(api_minor()) + ", a table of " +
+                            std::to_string(api_->struct_size < 40 ? 0 : (api_->struct_size - 40) / 8) +
+                            " functions) lacks functions torchtpu needs: " + missing);
+  }
+
+  void read_attributes() {
+    using namespace capi;
+    if (!has(Slot::Plugin_Attributes)) return;
+    PJRT_Plugin_Attributes_Args a{};
+    a.struct_size = sizeof(a);
+    auto fn = reinterpret_cast<PJRT_Error* (*)(PJRT_Plugin_Attributes_Args*)>(
+        api_->slots[static_cast<int>(Slot::Plugin_Attributes)]);
+    if (PJRT_Error* err = fn(&a)) {
+      destroy_error(err);
+      return;
+    }
+    for (size_t i = 0; a.attributes && i < a.num_attributes; ++i) {
+      const PJRT_NamedValue& nv = a.attributes[i];
+      std::string value;
+      switch (nv.type) {
+        case PJRT_NamedValue_kString:
+          if (nv.string_value) value.assign(nv.string_value, nv.value_size);
+          break;
+        case PJRT_NamedValue_kInt64: value = std::to_string(nv.int64_value); break;
+        case PJRT_NamedValue_kInt64List:
+          for (size_t k = 0; nv.int64_array_value && k < nv.value_size; ++k)
+            value += (k ? "." : "") + std::to_string(nv.int64_array_value[k]);
+          break;
+        case PJRT_NamedValue_kFloat: value = std::to_string(nv.float_value); break;
+        case PJRT_NamedValue_kBool: value = nv.bool_value ? "true" : "false"; break;
+      }
+      attributes_.emplace_back(nv.name ? std::string(nv.name, nv.name_size) : std::string(), value);
+    }
+  }
+
+  void identify(void* sym) {
+    Dl_info info{};
+    file_ = (dladdr(sym, &info) != 0 && info.dli_fname) ? info.dli_fname : path_;
+    struct stat st{};
+    const bool known = ::stat(file_.c_str(), &st) == 0;
+    const long long bytes = known ? static_cast<long long>(st.st_size) : 0;
+    const long long ns = known ? static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec : 0;
+    build_id_ = "pjrt " + std::to_string(api_major()) + "." + std::to_string(api_minor());
+    for (const auto& [k, v] : attributes_) build_id_ += "; " + k + "=" + v;
+    build_id_ += "; file " + file_ + " size " + std::to_string(bytes) + " mtime " + std::to_string(ns);
   }
 
   std::string path_;
   bool emulated_ = false;
   const capi::PJRT_Api* api_ = nullptr;  // owned by the plugin; valid until exit
+  std::vector<std::pair<std::string, std::string>> attributes_;
+  std::string file_, build_id_;
 };
 
 /// Where a device kind's plugin was found.

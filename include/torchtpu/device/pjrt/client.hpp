@@ -116,10 +116,27 @@ struct CreateOption {
 /// Create options torchtpu sends for a device kind. `cuda`: `preallocate = false` (XLA's CUDA
 /// plugin otherwise reserves 75% of GPU memory) unless `TORCHTPU_CUDA_PREALLOCATE=1`; nothing
 /// else, because the plugin rejects names it does not know. `tpu`: none (libtpu needs none).
+/// `xla_cpu`: `cpu_device_count` (int64, the number of devices XLA's CPU client exposes; its
+/// default is 1) from `TORCHTPU_XLA_CPU_DEVICES` when set.
+/// **Errors:** `ValueError` when `TORCHTPU_XLA_CPU_DEVICES` is not an integer in 1..1024.
 inline std::vector<CreateOption> default_create_options(std::string_view kind) {
   std::vector<CreateOption> opts;
   if (kind == "cuda" && detail::env_or_empty("TORCHTPU_CUDA_PREALLOCATE") != "1")
     opts.push_back({"preallocate", false});
+  if (kind == "xla_cpu") {
+    const std::string n = detail::env_or_empty("TORCHTPU_XLA_CPU_DEVICES");
+    if (!n.empty()) {
+      int64_t v = 0;
+      bool ok = n.size() <= 4;
+      for (char ch : n) {
+        ok = ok && ch >= '0' && ch <= '9';
+        v = v * 10 + (ch - '0');
+      }
+      if (!ok || v < 1 || v > 1024)
+        throw ValueError("xla_cpu: TORCHTPU_XLA_CPU_DEVICES must be an integer in 1..1024, got '" + n + "'");
+      opts.push_back({"cpu_device_count", v});
+    }
+  }
   return opts;
 }
 
@@ -145,7 +162,7 @@ class Executable;
 /// **Thread safety:** all methods may be called concurrently.
 class Client : public std::enable_shared_from_this<Client> {
  public:
-  /// The client for device kind `kind` ("tpu", "cuda"), created on first use. Creation is
+  /// The client for device kind `kind` ("tpu", "cuda", "xla_cpu"), created on first use. Creation is
   /// thread-safe; concurrent callers share one client.
   /// **Errors:** `DeviceUnavailable` (no plugin; message lists places searched), `DeviceError`.
   static std::shared_ptr<Client> get(std::string_view kind) {
@@ -153,7 +170,8 @@ class Client : public std::enable_shared_from_this<Client> {
     // value of the variables that steer discovery, so hot paths pay one map lookup.
     std::string sig(kind);
     for (const char* v : {"TORCHTPU_TPU_EMULATOR", "TORCHTPU_TPU_EMULATOR_PATH", "TORCHTPU_PJRT_PLUGIN_TPU",
-                          "TPU_LIBRARY_PATH", "TORCHTPU_PJRT_PLUGIN_CUDA", "HOME", "VIRTUAL_ENV"}) {
+                          "TPU_LIBRARY_PATH", "TORCHTPU_PJRT_PLUGIN_CUDA", "TORCHTPU_PJRT_PLUGIN_XLA_CPU",
+                          "TORCHTPU_XLA_CPU_DEVICES", "HOME", "VIRTUAL_ENV"}) {
       sig += '\0';
       sig += detail::env_or_empty(v);
     }

@@ -106,6 +106,22 @@ TEST_CASE("reductions, argmax and softmax agree on cpu and tpu", "[pjrt]") {
   Tensor<float> n = {1.0f, NAN, 3.0f, NAN};
   CHECK(Tensor<int64_t>(n.to(test_device()).argmax()).item() == 1);
   CHECK(std::isnan(Tensor<float>(n.to(test_device()).max()).item()));
+  CHECK(std::isnan(Tensor<float>(n.to(test_device()).min()).item()));
+  // per row: a NaN row gives NaN, the others their extreme (XLA's CPU plugin reduced [1, NaN, 3,
+  // NaN] with stablehlo.maximum to 3; the lowering now selects the NaN, device/lower.hpp)
+  Tensor<float> rows = {{1.0f, NAN, 3.0f}, {-2.0f, 5.0f, 0.5f}, {NAN, -1.0f, NAN}};
+  const auto mx = host_values(Tensor<float>(rows.to(test_device()).max({1})));
+  const auto mn = host_values(Tensor<float>(rows.to(test_device()).min({1})));
+  REQUIRE(mx.size() == 3);
+  REQUIRE(mn.size() == 3);
+  CHECK(std::isnan(mx[0]));
+  CHECK(mx[1] == 5.0);
+  CHECK(std::isnan(mx[2]));
+  CHECK(std::isnan(mn[0]));
+  CHECK(mn[1] == -2.0);
+  CHECK(std::isnan(mn[2]));
+  Tensor<double> nd = {0.0, NAN};
+  CHECK(std::isnan(Tensor<double>(nd.to(test_device()).max()).item()));
 }
 
 TEST_CASE("matmul agrees with the cpu at highest precision", "[pjrt]") {

@@ -20,6 +20,7 @@
 #include "../../core/errors.hpp"  // DeviceError, TypeError, ValueError
 #include "c_api.hpp"              // capi::* declarations
 #include "plugin.hpp"             // Plugin, load_plugin
+#include "program_check.hpp"      // check_program_text
 
 namespace torchtpu::pjrt {
 
@@ -162,7 +163,7 @@ class Executable;
 /// **Thread safety:** all methods may be called concurrently.
 class Client : public std::enable_shared_from_this<Client> {
  public:
-  /// The client for device kind `kind` ("tpu", "cuda", "xla_cpu"), created on first use. Creation is
+  /// The client for device kind `kind` ("tpu", "cuda"), created on first use. Creation is
   /// thread-safe; concurrent callers share one client.
   /// **Errors:** `DeviceUnavailable` (no plugin; message lists places searched), `DeviceError`.
   static std::shared_ptr<Client> get(std::string_view kind) {
@@ -780,6 +781,7 @@ inline Buffer Client::buffer_from_host(const void* data, ScalarType dtype,
 inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
                                                    const CompileOptions& options) {
   using namespace capi;
+  check_program_text(mlir);  // what some plugins crash on (program_check.hpp)
   const std::string opts = options.serialize();
   std::string code(mlir);
   static const char kFormat[] = "mlir";

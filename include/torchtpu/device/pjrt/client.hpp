@@ -117,8 +117,8 @@ struct CreateOption {
 /// Create options torchtpu sends for a device kind. `cuda`: `preallocate = false` (XLA's CUDA
 /// plugin otherwise reserves 75% of GPU memory) unless `TORCHTPU_CUDA_PREALLOCATE=1`; nothing
 /// else, because the plugin rejects names it does not know. `tpu`: none (libtpu needs none).
-/// `xla_cpu`: `cpu_device_count` (int64, the number of devices XLA's CPU client exposes; its
-/// default is 1) from `TORCHTPU_XLA_CPU_DEVICES` when set.
+/// `xla_cpu`: `cpu_device_count` (int64, the number of devices XLA's CPU client exposes) from
+/// `TORCHTPU_XLA_CPU_DEVICES` when set; otherwise none (xla-cpu-pjrt 0.0.1 then makes 4).
 /// **Errors:** `ValueError` when `TORCHTPU_XLA_CPU_DEVICES` is not an integer in 1..1024.
 inline std::vector<CreateOption> default_create_options(std::string_view kind) {
   std::vector<CreateOption> opts;

@@ -36,7 +36,7 @@ using namespace ttest;
 
 TEST_CASE("emulator threads: a worker that fails to start is a PJRT error, not a crash", "[pjrt]") {
   setenv("TORCHTPU_EMULATOR_THREADS", "4", 1);  // read once, at the first large matmul
-  auto c = device_client();
+  auto c = tpu();
   constexpr int64_t M = 64, K = 256, N = 256;  // 4M multiply-adds: split over 4 threads
   shlo::Builder b;
   auto x = b.parameter(ScalarType::Float, {M, K});

@@ -90,3 +90,33 @@ TEST_CASE("size overflow: the emulator rejects an overflowing buffer from a call
     CHECK(std::string(e.what()).find("overflows int64") != std::string::npos);
   }
 }
+
+TEST_CASE("size overflow: the client's check of program text before any plugin sees it", "[pjrt][errors]") {
+  auto code_of = [](const std::string& text) {
+    try {
+      pjrt::check_program_text(text);
+    } catch (const DeviceError& e) {
+      return e.code();
+    }
+    return 0;
+  };
+  // 257 levels of brackets: refused, naming the line; 256 pass the check.
+  const std::string deep = "a\nb " + std::string(257, '[') + std::string(257, ']');
+  CHECK(code_of(deep) == 3);
+  CHECK_THROWS_WITH(pjrt::check_program_text(deep), Catch::Contains("line 2") && Catch::Contains("nest deeper than 256"));
+  CHECK(code_of(std::string(256, '(') + std::string(256, ')')) == 0);
+  // Brackets inside string literals (with escaped quotes) and // comments do not count.
+  CHECK(code_of("x = \"" + std::string(300, '{') + "\\\" " + std::string(300, '[') + "\"") == 0);
+  CHECK(code_of("// " + std::string(300, '[') + "\n%0 = 1") == 0);
+  // Element counts: 2^62 * 4 overflows; a zero dimension makes any product 0; '?' is dynamic.
+  CHECK_THROWS_WITH(pjrt::check_program_text("%0 : tensor<4611686018427387904x4xf32>"),
+                    Catch::Contains("tensor<4611686018427387904x4xf32>") && Catch::Contains("overflows int64"));
+  CHECK(code_of("tensor<4611686018427387904x0x4xf32>") == 0);
+  CHECK(code_of("tensor<?x4611686018427387904xf32>") == 0);
+  CHECK(code_of("tensor<3037000499x3037000499xf32>") == 0);  // 9.22e18 < 2^63
+  CHECK(code_of("tensor<3037000500x3037000500xf32>") == 3);
+  CHECK(code_of("tensor<99999999999999999999xf32>") == 3);    // a dimension beyond int64
+  CHECK(code_of("tensor<99999999999999999999x0xf32>") == 3);  // malformed even when empty
+  CHECK(code_of("mytensor<99999999999999999999xf32>") == 0);  // another word: not a type here
+  CHECK(code_of("tensor<f32>") == 0);
+}

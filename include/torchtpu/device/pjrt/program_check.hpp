@@ -57,15 +57,17 @@ inline void check_program_text(std::string_view mlir) {
       while (j < n) {
         size_t k = j;
         int64_t d = 0;
+        bool dim_big = false;  // this dimension does not fit in int64
         while (k < n && mlir[k] >= '0' && mlir[k] <= '9') {
           const int digit = mlir[k] - '0';
-          if (d > (kMax - digit) / 10) big = true;
-          else d = d * 10 + digit;
+          if (d > (kMax - digit) / 10) dim_big = true;
+          else if (!dim_big) d = d * 10 + digit;
           ++k;
         }
         if (k == j && k < n && mlir[k] == '?') ++k, d = 1;  // a dynamic dimension
         if (k == j || k >= n || mlir[k] != 'x') break;      // not a dimension: the element type
-        if (d == 0 && !big) zero = true;
+        if (dim_big) big = true;
+        else if (d == 0) zero = true;
         else if (!overflow && elements > kMax / d) overflow = true;
         else if (!overflow) elements *= d;
         j = k + 1;

@@ -32,7 +32,7 @@ struct Options {
 [[noreturn]] void usage(const char* msg = nullptr) {
   if (msg) std::fprintf(stderr, "torchtpu-run: %s\n", msg);
   std::fprintf(stderr,
-               "usage: torchtpu-run MODEL.pt [--input FILE.npy | --data FILE.csv] [--device auto|cpu|tpu|cuda]\n"
+               "usage: torchtpu-run MODEL.pt [--input FILE.npy | --data FILE.csv] [--device auto|cpu|tpu|cuda|xla_cpu]\n"
                "                    [--mode debug|strict|fused] [--check] [--bench N] [--reference FILE.npy]\n"
                "                    [--output FILE.npy] [--torch-threads N]\n"
                "  --input FILE.npy    float32 input tensor, passed to the model as is\n"
@@ -95,8 +95,8 @@ Mode parse_mode(const std::string& m) {
 /// asked for (the emulator is never picked silently).
 std::string pick_device(const std::string& d) {
   if (d == "auto" || d == "cpu") return "cpu";
-  if (d == "tpu" || d == "cuda") return d;
-  throw torchtpu::ValueError("--device must be auto, cpu, tpu or cuda, got '" + d + "'");
+  if (d == "tpu" || d == "cuda" || d == "xla_cpu") return d;
+  throw torchtpu::ValueError("--device must be auto, cpu, tpu, cuda or xla_cpu, got '" + d + "'");
 }
 
 FloatTensor load_input(const Options& o, std::vector<int64_t>& labels) {

@@ -10,6 +10,8 @@
 #include <torchtpu/device/pjrt/cache.hpp>  // CompilationCache
 #include <torchtpu/device/stablehlo.hpp>   // stablehlo::Builder
 
+#include "../test_backend.hpp"  // test_kind
+
 int main() {
   using namespace torchtpu;
   // TORCHTPU_TEST_FSIZE_LIMIT=<bytes>: files this process writes cannot grow past that size
@@ -27,7 +29,7 @@ int main() {
     stablehlo::Builder b;
     auto x = b.parameter(ScalarType::Float, {4});
     b.set_results({b.tanh(b.add(x, x))});
-    auto client = pjrt::Client::get("tpu");
+    auto client = pjrt::Client::get(ttest::test_kind());  // the backend of the calling test
     auto exe = pjrt::CompilationCache::global().get_or_compile(client, b.str());
     const float in[4] = {0, 0.25f, 0.5f, 1};
     const int64_t dims[1] = {4};

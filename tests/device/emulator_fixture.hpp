@@ -16,6 +16,8 @@
 #include <torchtpu/device/pjrt/client.hpp>  // Client, Buffer, Executable
 #include <torchtpu/device/stablehlo.hpp>    // stablehlo::Builder
 
+#include "../test_backend.hpp"  // test_kind, on_emulator, default_matmul_tol
+
 namespace ttest {
 
 using torchtpu::ScalarType;
@@ -48,7 +50,11 @@ struct NoStablehloDump {
   bool had = false;
 };
 
-inline std::shared_ptr<pjrt::Client> tpu() { return pjrt::Client::get("tpu"); }
+/// The client of the backend under test (tests/test_backend.hpp): `tpu` (meson points
+/// TORCHTPU_TPU_EMULATOR_PATH at the emulator build) or `xla_cpu` (XLA's CPU plugin).
+inline std::shared_ptr<pjrt::Client> device_client() { return pjrt::Client::get(test_kind()); }
+/// The same client under its first name (the device tests were written for the emulator's `tpu`).
+inline std::shared_ptr<pjrt::Client> tpu() { return device_client(); }
 
 /// Copies a host tensor to the device, packing values into the dtype's bytes.
 inline pjrt::Buffer to_device(const std::shared_ptr<pjrt::Client>& c, const HostTensor& t, int device = 0) {
@@ -99,7 +105,7 @@ inline HostTensor to_host(const pjrt::Buffer& b) {
 
 /// Compiles the builder's module (through the global cache) and runs it on `inputs`.
 inline std::vector<HostTensor> run(const shlo::Builder& b, const std::vector<HostTensor>& inputs, int device = 0) {
-  auto c = tpu();
+  auto c = device_client();
   auto exe = pjrt::CompilationCache::global().get_or_compile(c, b.str());
   std::vector<pjrt::Buffer> bufs;
   for (const auto& t : inputs) bufs.push_back(to_device(c, t, device));
@@ -112,7 +118,7 @@ inline std::vector<HostTensor> run(const shlo::Builder& b, const std::vector<Hos
 
 /// Compiles raw MLIR text (no cache) and runs it.
 inline std::vector<HostTensor> run_text(const std::string& text, const std::vector<HostTensor>& inputs) {
-  auto c = tpu();
+  auto c = device_client();
   auto exe = c->compile(text);
   std::vector<pjrt::Buffer> bufs;
   for (const auto& t : inputs) bufs.push_back(to_device(c, t));

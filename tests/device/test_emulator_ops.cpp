@@ -22,19 +22,25 @@ void check_close(const std::vector<double>& got, const std::vector<double>& want
 }
 }  // namespace
 
-TEST_CASE("emulator: client reports an emulated TPU", "[pjrt][emulator]") {
-  auto c = tpu();
-  CHECK(c->platform_name() == "tpu");
-  CHECK(c->emulated());
-  CHECK(c->platform_version().find("torchtpu-emulator") != std::string::npos);
+TEST_CASE("emulator: client reports an emulated TPU, XLA's CPU plugin its own platform", "[pjrt][emulator]") {
+  auto c = device_client();
+  if (on_emulator()) {
+    CHECK(c->platform_name() == "tpu");
+    CHECK(c->emulated());
+    CHECK(c->platform_version().find("torchtpu-emulator") != std::string::npos);
+    CHECK(c->device_kind() == "TPU emulator");
+  } else {
+    CHECK(c->platform_name() == "cpu");  // XLA's CPU platform (xla-cpu-pjrt 0.0.1)
+    CHECK_FALSE(c->emulated());
+    CHECK(c->device_kind() == "cpu");
+  }
   REQUIRE(!c->addressable_devices().empty());
-  CHECK(c->device_kind() == "TPU emulator");
   CHECK(c->devices()[0].id == 0);
-  CHECK(pjrt::Client::get("tpu") == c);  // one client per plugin per process
+  CHECK(pjrt::Client::get(test_kind()) == c);  // one client per plugin per process
 }
 
 TEST_CASE("emulator: buffers round-trip every dtype", "[pjrt][emulator]") {
-  auto c = tpu();
+  auto c = device_client();
   for (ScalarType t : {ScalarType::Bool, ScalarType::UInt8, ScalarType::Int32, ScalarType::Int64, ScalarType::Half,
                        ScalarType::BFloat16, ScalarType::Float, ScalarType::Double}) {
     HostTensor h{t, {2, 2}, {1, 0, 1, 1}};

@@ -10,6 +10,8 @@
 
 #include <torchtpu/device.hpp>  // Tensor, the device runtime
 
+#include "../test_backend.hpp"  // test_device
+
 using namespace torchtpu;
 
 namespace {
@@ -19,10 +21,10 @@ std::vector<Tensor<float>> g_many;
 }  // namespace
 
 TEST_CASE("exit: device tensors with static storage duration are destroyed safely", "[pjrt]") {
-  g_materialized = Tensor<float>({1.0f, 2.0f, 3.0f}).to("tpu");
+  g_materialized = Tensor<float>({1.0f, 2.0f, 3.0f}).to(ttest::test_device());
   CHECK(g_materialized.cpu().data_ptr()[2] == 3.0f);
   g_pending = Tensor<float>(g_materialized * 2.0f);  // not observed: still pending at exit
   for (int i = 0; i < 3; ++i) g_many.push_back(Tensor<float>(g_materialized + float(i)));
   CHECK(g_many[2].cpu().data_ptr()[0] == 3.0f);
-  CHECK(g_pending.device() == Device("tpu:0"));
+  CHECK(g_pending.device() == ttest::test_device(0));
 }

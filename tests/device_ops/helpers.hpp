@@ -10,6 +10,8 @@
 
 #include <torchtpu/device.hpp>  // Tensor, Device, the device runtime, ...
 
+#include "../test_backend.hpp"  // test_device, on_emulator
+
 namespace tt = torchtpu;
 
 /// Row-major values of `t` as double (copies device tensors to the host: an observation).
@@ -52,9 +54,8 @@ inline tt::Tensor<float> test_input(const tt::Dims& shape, uint64_t seed, double
   return r;
 }
 
-/// The PJRT device under test: $TORCHTPU_TEST_DEVICE, default "tpu" (the emulator in CI;
-/// tools/device_check.sh sets "cuda" to run the same tests through XLA's CUDA plugin).
-inline tt::Device test_device() {
-  const char* e = std::getenv("TORCHTPU_TEST_DEVICE");
-  return tt::Device(e && *e ? e : "tpu");
-}
+// The PJRT device under test (tests/test_backend.hpp): the TPU emulator, XLA's CPU plugin
+// (TORCHTPU_TEST_BACKEND=xla_cpu) or $TORCHTPU_TEST_DEVICE (tools/device_check.sh sets "cuda").
+using ttest::on_emulator;
+using ttest::test_device;
+using ttest::test_device_str;

@@ -8,6 +8,8 @@
 #include <torchtpu/core/factories.hpp>  // randn, Generator
 #include <torchtpu/jit/lower.hpp>       // DeviceProgram
 
+#include "../test_backend.hpp"  // test_kind
+
 namespace {
 
 using torchtpu::Dims;
@@ -26,7 +28,8 @@ double max_rel(const FloatTensor& a, const FloatTensor& b) {
   return num / den;
 }
 
-std::shared_ptr<torchtpu::pjrt::Client> emulator() { return torchtpu::pjrt::Client::get("tpu"); }
+/// The backend under test: the TPU emulator (`tpu`) or XLA's CPU plugin (tests/test_backend.hpp).
+std::shared_ptr<torchtpu::pjrt::Client> emulator() { return torchtpu::pjrt::Client::get(ttest::test_kind()); }
 
 }  // namespace
 

@@ -17,7 +17,8 @@
 #undef CHECK
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK_THROWS_WITH, Catch::Contains
 
-#include "npy_tensor.hpp"  // npy_tensor
+#include "../test_backend.hpp"  // test_kind
+#include "npy_tensor.hpp"      // npy_tensor
 
 namespace {
 
@@ -38,7 +39,7 @@ double max_abs(const FloatTensor& a, const FloatTensor& b) {
 }
 
 FloatTensor on_emulator(const torchtpu::jit::Module& m, const FloatTensor& x) {
-  torchtpu::jit::DeviceProgram p(m.graph(), {x.sizes()}, torchtpu::pjrt::Client::get("tpu"));
+  torchtpu::jit::DeviceProgram p(m.graph(), {x.sizes()}, torchtpu::pjrt::Client::get(ttest::test_kind()));
   return p.run({x})[0];
 }
 

@@ -777,7 +777,7 @@ namespace accelerator {
 /// What an accelerator is. `emulated` is true for torchtpu's TPU emulator (never a real TPU).
 struct Info {
   Device device{};               ///< kind and index 0; cpu when no accelerator is available
-  std::string platform_name;     ///< PJRT platform name ("tpu", "cuda"); "cpu" for the cpu
+  std::string platform_name;     ///< PJRT platform name ("tpu", "cuda", "cpu" for xla_cpu); "cpu" for the cpu
   std::string platform_version;  ///< plugin version string
   std::string device_kind;       ///< PJRT device kind ("TPU v5 lite", "TPU emulator", ...)
   std::string plugin_path;       ///< shared object loaded ("" for the cpu)
@@ -840,9 +840,10 @@ inline int device_count(DeviceKind kind) {
 }
 inline int device_count(std::string_view kind) { return device_count(Device(kind).kind()); }
 
-/// The active accelerator: tpu if available, else cuda, else the cpu (`device.is_cpu()`).
+/// The active accelerator: tpu if available, else cuda, else xla_cpu (XLA's CPU plugin, when
+/// installed), else the cpu (`device.is_cpu()`).
 inline Info current() {
-  for (DeviceKind k : {DeviceKind::TPU, DeviceKind::CUDA})
+  for (DeviceKind k : {DeviceKind::TPU, DeviceKind::CUDA, DeviceKind::XLA_CPU})
     if (is_available(k)) return info(k);
   return info(DeviceKind::CPU);
 }

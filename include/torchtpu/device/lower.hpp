@@ -102,10 +102,18 @@ inline Value reduce_identity(Builder& b, stablehlo::ReduceOp op, ScalarType t) {
 }
 
 /// Reduction of `x` over `dims` by the reducer whose `hlo` name is given (identity as init).
+/// A float max/min is NaN where any reduced element is NaN (torch.max / amax semantics):
+/// StableHLO's `maximum` propagates NaN, but XLA's CPU plugin (xla-cpu-pjrt 0.0.1) reduces
+/// [1, NaN, 3, NaN] with it to 3, so the NaN is found with its own `or` reduction of `x != x`
+/// and selected, on every backend.
 inline Value lower_reduce(Builder& b, const Value& x, std::string_view hlo, std::string_view name,
                           const std::vector<int64_t>& dims) {
   const auto rop = reduce_op_for(hlo, name);
-  return b.reduce(x, reduce_identity(b, rop, x.dtype), rop, dims);
+  Value r = b.reduce(x, reduce_identity(b, rop, x.dtype), rop, dims);
+  if ((rop != stablehlo::ReduceOp::Max && rop != stablehlo::ReduceOp::Min) || !is_floating(x.dtype)) return r;
+  Value nan = b.compare(stablehlo::CompareDirection::NE, x, x);
+  Value any_nan = b.reduce(nan, b.constant_int(0, ScalarType::Bool), stablehlo::ReduceOp::Or, dims);
+  return b.select(any_nan, b.constant(std::numeric_limits<double>::quiet_NaN(), x.dtype, r.dims), r);
 }
 
 inline std::vector<int64_t> mask_dims(uint32_t mask, int rank) {

@@ -21,6 +21,7 @@
 #include "c_api.hpp"              // capi::* declarations
 #include "files.hpp"              // detail::dump_stablehlo
 #include "plugin.hpp"             // Plugin, load_plugin
+#include "program_check.hpp"      // check_program_text
 
 namespace torchtpu::pjrt {
 
@@ -118,10 +119,27 @@ struct CreateOption {
 /// Create options torchtpu sends for a device kind. `cuda`: `preallocate = false` (XLA's CUDA
 /// plugin otherwise reserves 75% of GPU memory) unless `TORCHTPU_CUDA_PREALLOCATE=1`; nothing
 /// else, because the plugin rejects names it does not know. `tpu`: none (libtpu needs none).
+/// `xla_cpu`: `cpu_device_count` (int64, the number of devices XLA's CPU client exposes) from
+/// `TORCHTPU_XLA_CPU_DEVICES` when set; otherwise none (xla-cpu-pjrt 0.0.1 then makes 4).
+/// **Errors:** `ValueError` when `TORCHTPU_XLA_CPU_DEVICES` is not an integer in 1..1024.
 inline std::vector<CreateOption> default_create_options(std::string_view kind) {
   std::vector<CreateOption> opts;
   if (kind == "cuda" && detail::env_or_empty("TORCHTPU_CUDA_PREALLOCATE") != "1")
     opts.push_back({"preallocate", false});
+  if (kind == "xla_cpu") {
+    const std::string n = detail::env_or_empty("TORCHTPU_XLA_CPU_DEVICES");
+    if (!n.empty()) {
+      int64_t v = 0;
+      bool ok = n.size() <= 4;
+      for (char ch : n) {
+        ok = ok && ch >= '0' && ch <= '9';
+        v = v * 10 + (ch - '0');
+      }
+      if (!ok || v < 1 || v > 1024)
+        throw ValueError("xla_cpu: TORCHTPU_XLA_CPU_DEVICES must be an integer in 1..1024, got '" + n + "'");
+      opts.push_back({"cpu_device_count", v});
+    }
+  }
   return opts;
 }
 
@@ -156,7 +174,8 @@ class Client : public std::enable_shared_from_this<Client> {
     // value of the variables that steer discovery, so hot paths pay one map lookup.
     std::string sig(kind);
     for (const char* v : {"TORCHTPU_TPU_EMULATOR", "TORCHTPU_TPU_EMULATOR_PATH", "TORCHTPU_PJRT_PLUGIN_TPU",
-                          "TPU_LIBRARY_PATH", "TORCHTPU_PJRT_PLUGIN_CUDA", "HOME", "VIRTUAL_ENV"}) {
+                          "TPU_LIBRARY_PATH", "TORCHTPU_PJRT_PLUGIN_CUDA", "TORCHTPU_PJRT_PLUGIN_XLA_CPU",
+                          "TORCHTPU_XLA_CPU_DEVICES", "HOME", "VIRTUAL_ENV"}) {
       sig += '\0';
       sig += detail::env_or_empty(v);
     }
@@ -776,6 +795,7 @@ inline Buffer Client::buffer_from_host(const void* data, ScalarType dtype,
 inline std::shared_ptr<Executable> Client::compile(std::string_view mlir,
                                                    const CompileOptions& options) {
   using namespace capi;
+  check_program_text(mlir);  // what some plugins crash on (program_check.hpp)
   const std::string opts = options.serialize();
   std::string code(mlir);
   static const char kFormat[] = "mlir";

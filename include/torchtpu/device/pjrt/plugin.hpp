@@ -461,6 +461,43 @@ inline std::vector<std::string> emulator_install_candidates() {
   return out;
 }
 
+/// Python virtual environments that may hold XLA's CPU plugin, most specific first:
+/// `$VIRTUAL_ENV` (an activated venv), the venv of the running executable (`<exe dir>/..` when
+/// it has `pyvenv.cfg`, e.g. a program installed into a venv's `bin/`) and the checkout's `.venv`
+/// recorded at configure time (`TORCHTPU_CONFIGURED_VENV`: a compile argument of the in-tree
+/// `torchtpu_dep`, or `torchtpu/installed.hpp` after `meson install`). Each entry is the venv's
+/// root; paths may repeat and none is checked here. Python is never run.
+inline std::vector<std::string> venv_candidates() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  const std::string active = env_or_empty("VIRTUAL_ENV");
+  if (!active.empty()) out.push_back(active);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.is_absolute()) {
+    const fs::path root = exe.parent_path().parent_path();
+    if (fs::is_regular_file(root / "pyvenv.cfg", ec)) out.push_back(root.string());
+  }
+#ifdef TORCHTPU_CONFIGURED_VENV
+  if (std::string_view(TORCHTPU_CONFIGURED_VENV).size() > 0) out.push_back(TORCHTPU_CONFIGURED_VENV);
+#endif
+  return out;
+}
+
+/// `<root>/lib/python3*/site-packages` of a venv root (the pattern itself when none exists, so
+/// that an error message says where we looked).
+inline std::vector<std::string> venv_site_packages(const std::string& root) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(root + "/lib", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("python3", 0) == 0) found.push_back(it->path().string() + "/site-packages");
+  }
+  std::sort(found.begin(), found.end());
+  if (found.empty()) found.push_back(root + "/lib/python3*/site-packages");
+  return found;
+}
+
 /// True if `name` can be dlopen'ed through the loader search path (LD_LIBRARY_PATH, ld.so.cache).
 inline bool loadable_by_name(const std::string& name) {
   void* h = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
@@ -473,13 +510,16 @@ inline bool loadable_by_name(const std::string& name) {
 
 }  // namespace detail
 
-/// Finds the plugin for a device kind ("tpu" or "cuda").
+/// Finds the plugin for a device kind ("tpu", "cuda" or "xla_cpu").
 ///
 /// **Order:** `tpu`: `TORCHTPU_TPU_EMULATOR_PATH` or `TORCHTPU_TPU_EMULATOR=1` select the
 /// emulator (explicit request only); otherwise `TORCHTPU_PJRT_PLUGIN_TPU`, `TPU_LIBRARY_PATH`,
 /// `libtpu/libtpu.so` in Python site-packages, `/usr/lib`, `/usr/local/lib`, `/lib`
 /// `libtpu.so`, then `libtpu.so` on the loader path. `cuda`: `TORCHTPU_PJRT_PLUGIN_CUDA`, then
-/// `jax_plugins/xla_cuda13/xla_cuda_plugin.so` and `xla_cuda12` in site-packages.
+/// `jax_plugins/xla_cuda13/xla_cuda_plugin.so` and `xla_cuda12` in site-packages. `xla_cpu`:
+/// `TORCHTPU_PJRT_PLUGIN_XLA_CPU`, then `xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so` (PyPI package
+/// `xla-cpu-pjrt`) in the venvs of `venv_candidates` and then in the Python site-packages
+/// directories, then `xla_cpu_pjrt.so` on the loader path (docs/devices.md, "Finding a plugin").
 /// **Errors:** `DeviceUnavailable` listing every place searched; `ValueError` for another kind.
 inline PluginLocation find_plugin(std::string_view kind) {
   PluginLocation loc;
@@ -528,18 +568,34 @@ inline PluginLocation find_plugin(std::string_view kind) {
     for (const auto& d : detail::site_package_dirs())
       for (const char* sub : {"xla_cuda13", "xla_cuda12"})
         if (try_path(d + "/jax_plugins/" + sub + "/xla_cuda_plugin.so", "")) return loc;
+  } else if (kind == "xla_cpu") {
+    if (try_path(detail::env_or_empty("TORCHTPU_PJRT_PLUGIN_XLA_CPU"), "$TORCHTPU_PJRT_PLUGIN_XLA_CPU"))
+      return loc;
+    constexpr const char* rel = "/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so";
+    for (const auto& v : detail::venv_candidates())
+      for (const auto& d : detail::venv_site_packages(v))
+        if (try_path(d + rel, "")) return loc;
+    for (const auto& d : detail::site_package_dirs())
+      if (try_path(d + rel, "")) return loc;
+    loc.searched.push_back("xla_cpu_pjrt.so on the dynamic loader path");
+    if (detail::loadable_by_name("xla_cpu_pjrt.so")) {
+      loc.path = "xla_cpu_pjrt.so";
+      return loc;
+    }
   } else {
     throw ValueError("find_plugin: unknown PJRT device kind '" + std::string(kind) +
-                     "' (expected \"tpu\" or \"cuda\")");
+                     "' (expected \"tpu\", \"cuda\" or \"xla_cpu\")");
   }
   std::string msg = "no PJRT plugin found for device '" + std::string(kind) + "'; searched:";
   for (const auto& s : loc.searched) msg += "\n  " + s;
   if (kind == "tpu")
     msg += "\n(set TORCHTPU_TPU_EMULATOR=1 to use torchtpu's TPU emulator for development)";
+  if (kind == "xla_cpu")
+    msg += "\n(install it with `pip install xla-cpu-pjrt`, or run scripts/deps.sh setup_venv in a checkout)";
   throw DeviceUnavailable(msg);
 }
 
-/// Finds and loads the plugin for `kind` ("tpu", "cuda"). See `find_plugin` and `Plugin::load`.
+/// Finds and loads the plugin for `kind` ("tpu", "cuda", "xla_cpu"). See `find_plugin` and `Plugin::load`.
 inline const Plugin& load_plugin(std::string_view kind) {
   PluginLocation loc = find_plugin(kind);
   return Plugin::load(loc.path, loc.emulated);

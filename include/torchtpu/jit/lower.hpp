@@ -311,7 +311,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       const int64_t chunks = c.host(1, "chunk").to_int();
       if (chunks <= 0) throw ValueError("lowering aten::chunk: chunks must be positive, got " + std::to_string(chunks));
       const size_t d = size_t(wrap(c.host(2, "chunk").to_int(), x.dims.size()));
-      const int64_t n = x.dims[d], step = (n + chunks - 1) / chunks;
+      const int64_t n = x.dims[d], step = n / chunks + (n % chunks != 0);  // ceil, no overflow
       LValue l;
       l.kind = LValue::Kind::DeviceList;
       for (int64_t s = 0; s < n; s += step) {

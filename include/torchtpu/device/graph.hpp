@@ -431,6 +431,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
       emit_all(em, values);
       std::vector<stablehlo::Value> results;
       for (int s : out_stmt) results.push_back(values[static_cast<size_t>(s)]);
+      if (em.b_.check_code().valid()) results.push_back(em.b_.check_code());  // one more: see below
       em.b_.set_results(std::move(results));
       text = std::make_shared<const std::string>(em.b_.str());
       ++detail::counters().texts_built;
@@ -451,6 +452,14 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
         throw DeviceError(e.code(), "debug mode: op '" + op_names + "' on " + device_.str() +
                                         " failed: " + e.what());
       throw;
+    }
+    if (results.size() == out_stmt.size() + 1) {
+      // The program's run-time checks (Builder::runtime_check, e.g. integer division by zero):
+      // a scalar i32, 0 when all passed. Reading it waits for the execution.
+      int32_t code = 0;
+      results.back().to_host(&code, sizeof code);
+      results.pop_back();
+      if (code != 0) throw ValueError(stablehlo::check_message(code));
     }
     if (results.size() != out_stmt.size())
       throw DeviceError(13, "internal: program returned " + std::to_string(results.size()) +

@@ -108,6 +108,25 @@ TEMPLATE_TEST_CASE("int division: a zero divisor raises the cpu's error on the d
   CHECK(Tensor<T>(floor_divide(e, e)).cpu().numel() == 0);
 }
 
+TEST_CASE("int division: in fused mode a failed check fails only what is computed from it", "[pjrt]") {
+  const Device dev = test_device();
+  ExecutionModeGuard guard(ExecutionMode::Fused);
+  torchtpu::sync();
+  const auto dx = Tensor<int32_t>({1, 2, 3}).to(dev), dz = Tensor<int32_t>({0, 1, 0}).to(dev);
+  Tensor<int32_t> before = dx * 2;            // unrelated, recorded earlier
+  Tensor<int32_t> q = floor_divide(dx, dz);   // fails its check
+  Tensor<int32_t> r = q + 1;                  // computed from q
+  Tensor<int32_t> after = dx - 1;             // unrelated, recorded later
+  CHECK(device::graph_for(dev)->size() == 4);  // all deferred: one program
+  CHECK_NOTHROW(torchtpu::sync());            // the failure belongs to q and r, not to sync
+  CHECK(host_values(before) == std::vector<double>{2, 4, 6});
+  CHECK(host_values(after) == std::vector<double>{0, 1, 2});
+  CHECK_THROWS_WITH(host_values(q), "floor_divide: integer division by zero");
+  CHECK_THROWS_WITH(host_values(r), "floor_divide: integer division by zero");
+  CHECK_THROWS_WITH(Tensor<int32_t>(r * 2), "floor_divide: integer division by zero");  // using it, too
+  CHECK(host_values(Tensor<int32_t>(before + after)) == std::vector<double>{2, 5, 8});
+}
+
 TEST_CASE("int division: floats keep their semantics (inf, signs) on the device", "[pjrt]") {
   const Device dev = test_device();
   const Tensor<float> a = {7.0f, -7.0f, 7.0f, -7.0f, 1.0f, -1.0f, 0.5f};

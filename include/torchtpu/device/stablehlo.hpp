@@ -558,8 +558,14 @@ class Builder {
   /// -1 for `divide` and the dividend for `remainder`). The checks fold into one scalar i32
   /// (`check_code()`: 0 if all passed, else the largest failed check's `check_message_id`).
   void runtime_check(const Value& failed, std::string_view message);
-  /// The program's combined check code, if `runtime_check` was called (else an invalid Value).
+  /// The combined code of the checks added since the last `take_check_code` (else an invalid Value).
   const Value& check_code() const noexcept { return check_code_; }
+  /// Returns `check_code()` and starts a new one (device/graph.hpp: one code per statement).
+  Value take_check_code() noexcept {
+    Value c = check_code_;
+    check_code_ = Value{};
+    return c;
+  }
 
   /// Sets `@main`'s results (one or more), in order.
   void set_results(std::vector<Value> results) {

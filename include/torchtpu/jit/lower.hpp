@@ -487,6 +487,10 @@ class DeviceProgram {
       for (const auto& [k, c] : missing) msg += "\n  " + k + " x" + std::to_string(c) + ", first at " + first[k];
       throw UnsupportedOperator(msg);
     }
+    // A lowering that adds run-time checks (integer division by zero) needs the deferred
+    // graph's handling of them (device/graph.hpp); none of this file's lowerings does.
+    if (b.check_code().valid())
+      throw UnsupportedOperator("the model's program needs run-time checks, which the compiled path does not read");
     std::vector<sh::Value> results;
     for (int s : g.output_slots()) results.push_back(to_device(lv[size_t(s)]));
     b.set_results(results);

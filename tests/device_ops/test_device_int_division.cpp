@@ -127,6 +127,21 @@ TEST_CASE("int division: in fused mode a failed check fails only what is compute
   CHECK(host_values(Tensor<int32_t>(before + after)) == std::vector<double>{2, 5, 8});
 }
 
+// HLO leaves integer power with a negative exponent undefined: the lowering gives the cpu's
+// values itself. Hand-worked: 2^-1 = 0, 1^-5 = 1, (-1)^-3 = -1, (-1)^-2 = 1, 0^-1 = 0 (torch's
+// tensor pow; no error), 3^4 = 81, (-2)^3 = -8, 2^31 wraps to MIN in int32.
+TEMPLATE_TEST_CASE("int pow: negative exponents give the cpu's values on the device", "[pjrt]", int32_t, int64_t) {
+  using T = TestType;
+  const Device dev = test_device();
+  const Tensor<T> a = {2, 1, -1, -1, 0, 3, -2, 2, 7};
+  const Tensor<T> e = {-1, -5, -3, -2, -1, 4, 3, 31, 0};
+  const double wrapped = std::is_same_v<T, int32_t> ? -2147483648.0 : 2147483648.0;
+  const std::vector<double> want = {0, 1, -1, 1, 0, 81, -8, wrapped, 1};
+  CHECK(host_values(Tensor<T>(pow(a, e))) == want);
+  CHECK(host_values(Tensor<T>(pow(a.to(dev), e.to(dev)))) == want);
+  CHECK(host_values(Tensor<T>(pow(a.to(dev), T(-1)))) == host_values(Tensor<T>(pow(a, T(-1)))));
+}
+
 TEST_CASE("int division: floats keep their semantics (inf, signs) on the device", "[pjrt]") {
   const Device dev = test_device();
   const Tensor<float> a = {7.0f, -7.0f, 7.0f, -7.0f, 1.0f, -1.0f, 0.5f};

@@ -170,7 +170,9 @@ struct RemainderOp : same_type_policy {
     return b.select(detail::lower_signs_differ(b, r, d), b.add(r, d), r);
   }
 };
-/// `a` to the power `b`. Integer bases with integer exponents stay integers.
+/// `a` to the power `b`. Integer bases with integer exponents stay integers and wrap on
+/// overflow; a negative integer exponent gives 1 for base 1, ±1 for base -1 (by the exponent's
+/// parity) and 0 otherwise (as torch's tensor pow), on every device.
 struct PowOp : same_type_policy {
   ///@{
   /// Names: `pow`, TorchScript `aten::pow`, StableHLO `stablehlo.power`.
@@ -193,6 +195,22 @@ struct PowOp : same_type_policy {
       }
       return r;
     }
+  }
+  // Lowering: stablehlo.power for floats. HLO leaves integer powers with a negative exponent
+  // undefined, so they are lowered to the cpu's values (1 for base 1, ±1 for base -1 by the
+  // exponent's parity, else 0) and the power sees only exponents >= 0.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    if (is_floating(x[0].dtype) || x[0].dtype == ScalarType::UInt8 || x[0].dtype == ScalarType::Bool)
+      return b.binary("power", x[0], x[1]);
+    auto c = [&](int64_t v) { return b.constant_int(v, x[0].dtype, x[0].dims); };
+    const V negative = b.compare("LT", x[1], c(0));
+    const V p = b.binary("power", x[0], b.maximum(x[1], c(0)));
+    const V odd = b.compare("NE", b.binary("remainder", x[1], c(2)), c(0));
+    const V minus_one_power = b.select(odd, c(-1), c(1));
+    const V special = b.select(b.compare("EQ", x[0], c(1)), c(1),
+                               b.select(b.compare("EQ", x[0], c(-1)), minus_one_power, c(0)));
+    return b.select(negative, special, p);
   }
 };
 /// Elementwise minimum; NaN propagates.

@@ -153,6 +153,39 @@ TEST_CASE("writes are visible both ways", "[interop][torch]") {
   CHECK(ty[0].item<int64_t>() == 6);
 }
 
+// Issue 12 item 2: an expanded (stride-0) torch tensor shares one element among many; an
+// in-place write into it is refused before anything is written (torch's own mul_ refuses it
+// too: "unsupported operation: more than one element of the written-to tensor refers to a
+// single memory location"), so torch's data is unchanged. Reading it stays zero-copy.
+TEST_CASE("from_torch / from_dlpack: in-place writes into expanded tensors are refused", "[interop][torch]") {
+  at::Tensor base = at::arange(3, at::kFloat);           // [0, 1, 2]
+  at::Tensor e = base.unsqueeze(0).expand({4, 3});       // strides [0, 1]
+  CHECK_THROWS(e.mul_(2));                               // what torch does itself
+  Tensor<float> x = from_torch<float>(e);
+  CHECK(x.data_ptr() == base.data_ptr());                // zero-copy view
+  CHECK_THROWS_AS(x *= 2.0f, ValueError);
+  CHECK_THROWS_WITH(x *= 2.0f, Catch::Matchers::Contains("mul_") && Catch::Matchers::Contains("strides [0, 1]"));
+  CHECK_THROWS_AS(x.fill_(5), ValueError);
+  CHECK_THROWS_AS(x.copy_(Tensor<float>::empty({4, 3}).fill_(1)), ValueError);
+  CHECK(at::equal(base, at::arange(3, at::kFloat)));     // unchanged (was [0, 2, 4])
+  Tensor<float> y = x * 2.0f;                            // reading is fine
+  CHECK(at::equal(to_torch(y), e * 2));
+  // every dtype torch shares; through DLPack too
+  for (at::ScalarType dt : {at::kDouble, at::kBFloat16, at::kHalf, at::kInt, at::kLong, at::kByte, at::kBool}) {
+    at::Tensor b = at::ones({2}, dt);
+    at::Tensor ex = b.unsqueeze(1).expand({2, 5});
+    AnyTensor a = from_torch(ex);
+    CHECK_THROWS_AS(a.visit([](auto t) { t.fill_(0); }), ValueError);
+#if TORCHTPU_TEST_DLPACK
+    if (dt != at::kBool) {
+      AnyTensor d = from_dlpack(at::toDLPack(ex));
+      CHECK_THROWS_AS(d.visit([](auto t) { t.fill_(0); }), ValueError);
+    }
+#endif
+    CHECK(at::equal(b, at::ones({2}, dt)));
+  }
+}
+
 TEST_CASE("lifetimes: either side may be destroyed first", "[interop][torch]") {
   SECTION("torch tensor freed first") {
     Tensor<float> x;

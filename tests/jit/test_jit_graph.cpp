@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK
 
 #include <cmath>   // std::sqrt, std::tanh
+#include <cstdint>  // int64_t
+#include <limits>  // std::numeric_limits
 #include <numbers>  // std::numbers::pi
 #include <string>  // std::string
 #include <vector>  // std::vector
@@ -154,6 +156,37 @@ TEST_CASE("jit graph: shape arithmetic on ints (size, NumToTensor, floor_divide,
   const auto out = g.run({Value(t({0, 1, 2, 3, 4, 5}, Dims{1, 6}))});
   CHECK(out[0].tensor().sizes() == Dims{1, 3, 2});
   CHECK(values(out[0].tensor()) == std::vector<float>{0, 3, 1, 4, 2, 5});  // channel shuffle of 2 groups
+}
+
+// Issue 12 item 1: TorchScript ints are int64 and wrap; INT64_MIN // -1 and % -1 never trap
+// (Python gives 2^63 and 0; TorchScript's int64 wraps the quotient to INT64_MIN), and division
+// by zero is a ValueError, never SIGFPE. Values worked out by hand.
+TEST_CASE("jit graph: int scalar arithmetic wraps; MIN // -1 does not trap", "[jit]") {
+  const int64_t mn = std::numeric_limits<int64_t>::min(), mx = std::numeric_limits<int64_t>::max();
+  auto run = [](const char* op, int64_t a, int64_t b, const char* mode = nullptr) {
+    Graph g;
+    const int x = g.add_constant(Value(a)), y = g.add_constant(Value(b));
+    std::vector<int> args = {x, y};
+    if (mode) args.push_back(g.add_constant(Value(std::string(mode))));
+    const int r = g.add_node(op, args, 1, "node 0")[0];
+    g.set_outputs({r});
+    g.finalize();
+    return g.run({})[0].to_int();
+  };
+  CHECK(run("aten::remainder", mn, -1) == 0);
+  CHECK(run("aten::floor_divide", mn, -1) == mn);
+  CHECK(run("aten::div", mn, -1, "trunc") == mn);
+  CHECK(run("aten::div", mn, -1, "floor") == mn);
+  CHECK(run("aten::div", -7, 2, "trunc") == -3);
+  CHECK(run("aten::div", -7, 2, "floor") == -4);
+  CHECK(run("aten::remainder", -7, 2) == 1);
+  CHECK(run("aten::remainder", 7, -2) == -1);
+  CHECK(run("aten::add", mx, 1) == mn);
+  CHECK(run("aten::sub", mn, 1) == mx);
+  CHECK(run("aten::mul", mx, 2) == -2);
+  CHECK_THROWS_AS(run("aten::floor_divide", 1, 0), torchtpu::ValueError);
+  CHECK_THROWS_AS(run("aten::remainder", 1, 0), torchtpu::ValueError);
+  CHECK_THROWS_AS(run("aten::div", 1, 0, "trunc"), torchtpu::ValueError);
 }
 
 TEST_CASE("jit registry: unknown ops are reported before running; register_op adds one", "[jit]") {

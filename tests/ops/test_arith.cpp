@@ -194,6 +194,19 @@ TEST_CASE("integer overflow wraps around", "[ops][arith][int]") {
   check_values(a + a, {-2, 0, 14});
   check_values(floor_divide(a, Tensor<int32_t>{-1, -1, -1}), {double(mn) + 1, double(mn), -7});  // MIN // -1 wraps
   check_values(remainder(a, Tensor<int32_t>{-1, -1, -1}), {0, 0, 0});
+  // issue 12 item 1: the scalar forms (x // -1, x % -1), fused, and int64: never SIGFPE
+  check_values(floor_divide(a, -1), {double(mn) + 1, double(mn), -7});
+  check_values(remainder(a, -1), {0, 0, 0});
+  check_values(floor_divide(a * 1, -1) + 0, {double(mn) + 1, double(mn), -7});
+  const int64_t l_min = std::numeric_limits<int64_t>::min();
+  const Tensor<int64_t> lm = {l_min, -7};
+  const Tensor<int64_t> lq = floor_divide(lm, int64_t(-1)), lr = remainder(lm, Tensor<int64_t>{-1, -1});
+  CHECK(lq.data_ptr()[0] == l_min);
+  CHECK(lq.data_ptr()[1] == 7);
+  CHECK(lr.data_ptr()[0] == 0);
+  CHECK_THROWS_WITH(Tensor<int64_t>(floor_divide(lm, int64_t(0))), "floor_divide: integer division by zero");
+  CHECK_THROWS_WITH(Tensor<uint8_t>(remainder(Tensor<uint8_t>{1}, Tensor<uint8_t>{0})),
+                    "remainder: integer division by zero");
   const int64_t lmx = std::numeric_limits<int64_t>::max(), lmn = std::numeric_limits<int64_t>::min();
   const Tensor<int64_t> b = {lmx, lmn};
   const Tensor<int64_t> b1 = b + 1, b2 = b * 3, bn = -b;

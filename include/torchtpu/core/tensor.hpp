@@ -1,7 +1,7 @@
 // torchtpu/core/tensor.hpp — `torchtpu::Tensor<T, Rank>`: a cheap, ref-counted handle to a
 // strided view of typed memory, and the views that share its storage.
 #pragma once
-#include <algorithm>         // std::find
+#include <algorithm>         // std::find, std::sort, std::adjacent_find
 #include <cstdint>           // int64_t
 #include <cstring>           // std::memcpy
 #include <initializer_list>  // std::initializer_list
@@ -52,6 +52,60 @@ inline void check_view_fits(const StorageImpl* s, const Dims& sizes, const Dims&
   if (lo < 0 || uint64_t(end) > nbytes)
     fail("reaches bytes [" + std::to_string(lo * int64_t(elem)) + ", " + std::to_string(end) +
          ") outside its storage of " + std::to_string(nbytes) + " bytes" + (s ? "" : " (no storage)"));
+}
+
+/// True when two elements of the view `sizes`/`strides` provably share one memory location:
+/// a dim of size > 1 with stride 0, or, where the dims (sorted by |stride|) do not nest — a
+/// stride smaller than the span of the dims inside it — offsets that collide (enumerated
+/// exactly for views up to 2^16 elements; larger non-nesting views, which only `as_strided`
+/// -style construction makes, are not refused: torch's "too hard" case). Empty views never
+/// overlap. The rule of torch's `has_internal_overlap` (aten/src/ATen/MemoryOverlap.cpp).
+inline bool has_internal_overlap(const Dims& sizes, const Dims& strides) {
+  int64_t sz[max_rank], st[max_rank];
+  int n = 0;
+  for (int i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return false;
+    if (sizes[i] == 1) continue;
+    if (strides[i] == 0) return true;
+    sz[n] = sizes[i];
+    st[n] = strides[i] < 0 ? -strides[i] : strides[i];
+    ++n;
+  }
+  for (int i = 1; i < n; ++i)  // insertion sort by |stride| (at most 8 dims)
+    for (int j = i; j > 0 && st[j] < st[j - 1]; --j) {
+      std::swap(st[j], st[j - 1]);
+      std::swap(sz[j], sz[j - 1]);
+    }
+  int64_t span = 1;  // one past the largest offset of the inner dims (views that fit: no overflow)
+  bool nested = true;
+  for (int i = 0; i < n; ++i) {
+    if (st[i] < span) nested = false;
+    span += (sz[i] - 1) * st[i];
+  }
+  if (nested) return false;
+  int64_t count = 1;
+  for (int i = 0; i < n; ++i)
+    if (__builtin_mul_overflow(count, sz[i], &count) || count > (int64_t(1) << 16)) return false;
+  std::vector<int64_t> offs{0};
+  offs.reserve(size_t(count));
+  for (int i = 0; i < n; ++i) {
+    const size_t m = offs.size();
+    for (int64_t k = 1; k < sz[i]; ++k)
+      for (size_t j = 0; j < m; ++j) offs.push_back(offs[j] + k * st[i]);
+  }
+  std::sort(offs.begin(), offs.end());
+  return std::adjacent_find(offs.begin(), offs.end()) != offs.end();
+}
+
+/// Refuses a write by `op` into a destination view whose elements share memory (an expanded
+/// dim, or strides that provably overlap: `has_internal_overlap`), before anything is written;
+/// as torch's `assert_no_internal_overlap`. **Errors:** ValueError naming the op, the shape and
+/// the strides.
+inline void check_no_internal_overlap(std::string_view op, const Dims& sizes, const Dims& strides) {
+  if (has_internal_overlap(sizes, strides))
+    throw ValueError(std::string(op) + ": unsupported operation: more than one element of the written-to tensor "
+                     "(shape " + to_string(sizes) + ", strides " + to_string(strides) +
+                     ") refers to a single memory location; write into a copy (clone() or contiguous()) instead");
 }
 
 }  // namespace detail
@@ -185,14 +239,13 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
 
   /// Write `e` (broadcast to this shape, converted to T) into this tensor's memory.
   /// Overlap between this tensor and the inputs is detected and handled (as NumPy does).
-  /// **Errors:** ShapeError if `e`'s shape does not broadcast to `sizes()`.
+  /// **Errors:** ShapeError if `e`'s shape does not broadcast to `sizes()`; ValueError if this
+  /// view's own elements share memory (an expanded, stride-0 dim: `detail::check_no_internal_overlap`),
+  /// before anything is written. The same holds for `fill_`, `+=`, `-=`, `*=`, `/=` and writes
+  /// through a view temporary (`x.expand({3}) = y`), on every device.
   template <expression E>
-  Tensor& copy_(const E& e) {
-    require_defined("copy_");
-    detail::materialize(*this, e);
-    return *this;
-  }
-  /// Set every element to `v`.
+  Tensor& copy_(const E& e) { return write_checked("copy_", e); }
+  /// Set every element to `v`. **Errors:** ValueError if this view's elements share memory.
   template <arithmetic_scalar S>
   Tensor& fill_(S v);
 
@@ -504,6 +557,14 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
   }
   void require_defined(const char* op) const {
     if (!storage_) throw ValueError(std::string(op) + ": tensor is undefined");
+  }
+  /// Every in-place write (`copy_`, `+=`, ...) goes through here: defined, no internal overlap.
+  template <expression E>
+  Tensor& write_checked(const char* op, const E& e) {
+    require_defined(op);
+    detail::check_no_internal_overlap(op, sizes_, strides_);
+    detail::materialize(*this, e);
+    return *this;
   }
   T* element_ptr(std::span<const int64_t> idx, const char* op) const {
     require_defined(op);

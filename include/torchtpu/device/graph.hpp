@@ -95,6 +95,9 @@ struct Statement {
   /// The array the statement produces (expired when nothing holds it any more: not computed).
   std::weak_ptr<DeviceArray> out;
   std::string op_name;  ///< for debug-mode errors
+  /// `emit` adds run-time checks (stablehlo::Builder::runtime_check): the program returns one
+  /// more scalar i32 for this statement. Set by `PendingGraph::record` (its type check).
+  bool checks = false;
 };
 
 /// A Builder whose splat constants are shared and can be hoisted: the flush emits every
@@ -295,7 +298,10 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     st.out = arr;
     stmts_.push_back(std::move(st));
     ++detail::counters().statements;
-    if (run_now) flush_locked();
+    if (run_now) {
+      flush_locked();
+      arr->check_not_failed();  // a failed run-time check throws at the op in debug/strict mode
+    }
     return arr;
   }
 
@@ -355,8 +361,9 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     }
     if (outs.empty()) return;
     std::vector<std::shared_ptr<pjrt::Buffer>> buffers;
+    std::vector<std::string> failed(stmts.size());
     try {
-      buffers = run_program(stmts, out_stmt);
+      buffers = run_program(stmts, out_stmt, failed);
     } catch (...) {
       // One program computes every output, so they all fail with its error; none keeps a
       // statement index into a graph that no longer holds it.
@@ -368,8 +375,15 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
       }
       throw;
     }
+    // A failed run-time check fails its statement and every statement computed from it (they
+    // rethrow its ValueError when used); the other outputs of the program are valid.
+    for (size_t i = 0; i < stmts.size(); ++i)
+      for (const Ref& r : stmts[i].inputs)
+        if (failed[i].empty() && r.stmt >= 0) failed[i] = failed[static_cast<size_t>(r.stmt)];
     for (size_t j = 0; j < outs.size(); ++j) {
-      outs[j]->buffer = std::move(buffers[j]);
+      const std::string& why = failed[static_cast<size_t>(out_stmt[j])];
+      if (why.empty()) outs[j]->buffer = std::move(buffers[j]);
+      else outs[j]->error = std::make_exception_ptr(ValueError(why));
       outs[j]->graph.reset();
       outs[j]->stmt = -1;
     }
@@ -379,28 +393,35 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
   /// Emits `st` alone into a scratch builder (parameters for its inputs), so the Builder's
   /// shape and dtype checks run at record time. Remembers checked signatures (the signature
   /// fixes the emitted text), so a statement seen before costs one set lookup.
-  void type_check(const Statement& st, ScalarType dtype, const std::vector<int64_t>& dims) const {
+  /// Also sets `st.checks` (the value is memoized with the signature: 1 plain, 2 with checks).
+  void type_check(Statement& st, ScalarType dtype, const std::vector<int64_t>& dims) const {
     static std::mutex checked_mu;
     static auto* checked = new std::unordered_map<std::string, char>();  // leaked, bounded below
     {
       std::lock_guard<std::mutex> lock(checked_mu);
-      if (checked->contains(st.sig)) return;
+      if (auto it = checked->find(st.sig); it != checked->end()) {
+        st.checks = it->second == 2;
+        return;
+      }
     }
     Emitter em;
     for (const Ref& r : st.inputs) em.inputs_.push_back(em.b_.parameter(r.dtype, r.dims));
     const stablehlo::Value v = st.emit(em);
+    st.checks = em.b_.check_code().valid();
     if (v.dtype != dtype || v.dims != dims)
       throw ValueError("internal: statement '" + st.op_name + "' emits " + stablehlo::tensor_type(v) +
                        ", recorded as " + stablehlo::tensor_type(dtype, dims));
     std::lock_guard<std::mutex> lock(checked_mu);
     if (checked->size() > 4096) checked->clear();
-    checked->emplace(st.sig, 1);
+    checked->emplace(st.sig, st.checks ? 2 : 1);
   }
 
   /// Builds (or finds) the program computing statements `out_stmt` of `stmts`, runs it and
   /// returns one buffer per output. Throws whatever building, compiling or running throws.
+  /// `failed[i]` receives the message of statement i's failed run-time check (else stays empty).
   std::vector<std::shared_ptr<pjrt::Buffer>> run_program(const std::vector<Statement>& stmts,
-                                                         const std::vector<int>& out_stmt) {
+                                                         const std::vector<int>& out_stmt,
+                                                         std::vector<std::string>& failed) {
     std::vector<char> needed(stmts.size(), 0);
     for (int s : out_stmt) needed[static_cast<size_t>(s)] = 1;
     for (size_t i = stmts.size(); i-- > 0;)
@@ -445,7 +466,9 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     std::vector<ConstantHoistingBuilder::Key> hoisted;
     if (!text) {
       // Pass 1 records the constants the program uses; pass 2 emits them first, then the ops.
+      std::vector<stablehlo::Value> check_values;  // one per needed statement with checks
       auto emit_all = [&](Emitter& em, std::vector<stablehlo::Value>& values) {
+        check_values.clear();
         std::vector<stablehlo::Value> param_values;
         for (const pjrt::Buffer* b : params) param_values.push_back(em.b_.parameter(b->dtype(), b->dims()));
         if (!em.b_.recording_) em.b_.hoist(hoisted);
@@ -457,6 +480,10 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
             em.inputs_.push_back(r.buffer ? param_values[static_cast<size_t>(param_index(r))]
                                           : values[static_cast<size_t>(r.stmt)]);
           values[i] = stmts[i].emit(em);
+          const stablehlo::Value code = em.b_.take_check_code();
+          if (stmts[i].checks != code.valid())
+            throw ValueError("internal: statement '" + stmts[i].op_name + "' emitted run-time checks differently");
+          if (code.valid()) check_values.push_back(code);
         }
       };
       std::vector<stablehlo::Value> values;
@@ -470,6 +497,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
       emit_all(em, values);
       std::vector<stablehlo::Value> results;
       for (int s : out_stmt) results.push_back(values[static_cast<size_t>(s)]);
+      results.insert(results.end(), check_values.begin(), check_values.end());  // see below
       em.b_.set_results(std::move(results));
       text = std::make_shared<const std::string>(em.b_.str());
       ++detail::counters().texts_built;
@@ -490,6 +518,21 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
         throw DeviceError(e.code(), "debug mode: op '" + op_names + "' on " + device_.str() +
                                         " failed: " + e.what());
       throw;
+    }
+    // After the outputs, one scalar i32 per statement with run-time checks (Builder::runtime_check,
+    // e.g. integer division by zero): 0 when they passed, else the failed check's message id.
+    // Reading one waits for the execution.
+    size_t n_checks = 0;
+    for (size_t i = 0; i < stmts.size(); ++i) n_checks += needed[i] && stmts[i].checks;
+    if (n_checks && results.size() == out_stmt.size() + n_checks) {
+      size_t k = out_stmt.size();
+      for (size_t i = 0; i < stmts.size(); ++i) {
+        if (!needed[i] || !stmts[i].checks) continue;
+        int32_t code = 0;
+        results[k++].to_host(&code, sizeof code);
+        if (code != 0) failed[i] = stablehlo::check_message(code);
+      }
+      results.resize(out_stmt.size());
     }
     if (results.size() != out_stmt.size())
       throw DeviceError(13, "internal: program returned " + std::to_string(results.size()) +

@@ -353,6 +353,15 @@ class Builder {
     return r;
   }
 
+  /// `compare` by direction name ("EQ", "NE", "LT", "LE", "GT", "GE"), for op lowering hooks
+  /// that do not see this header (ops/*.hpp). **Errors:** ValueError for another name.
+  Value compare(std::string_view dir, const Value& a, const Value& b) {
+    static constexpr std::string_view kDir[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+    for (int i = 0; i < 6; ++i)
+      if (dir == kDir[i]) return compare(static_cast<CompareDirection>(i), a, b);
+    throw ValueError("compare: unknown direction '" + std::string(dir) + "'");
+  }
+
   /// `pred ? on_true : on_false`; pred is i1 of the same shape, or a scalar i1.
   Value select(const Value& pred, const Value& on_true, const Value& on_false) {
     check(pred, "select");
@@ -558,6 +567,22 @@ class Builder {
   /// N-d convolution (cross-correlation, as in PyTorch): NCHW input, OIHW kernel by default.
   Value convolution(const Value& lhs, const Value& rhs, const ConvOptions& opt = {});
 
+  /// Adds a run-time check to the program: where `failed` (bool, any shape) is true anywhere,
+  /// the program's results are not to be used and the runtime (device/graph.hpp) throws
+  /// `ValueError(message)` after executing it. Used where StableHLO leaves a result
+  /// implementation-defined and the cpu reports an error (integer division by zero: XLA gives
+  /// -1 for `divide` and the dividend for `remainder`). The checks fold into one scalar i32
+  /// (`check_code()`: 0 if all passed, else the largest failed check's `check_message_id`).
+  void runtime_check(const Value& failed, std::string_view message);
+  /// The combined code of the checks added since the last `take_check_code` (else an invalid Value).
+  const Value& check_code() const noexcept { return check_code_; }
+  /// Returns `check_code()` and starts a new one (device/graph.hpp: one code per statement).
+  Value take_check_code() noexcept {
+    Value c = check_code_;
+    check_code_ = Value{};
+    return c;
+  }
+
   /// Sets `@main`'s results (one or more), in order.
   void set_results(std::vector<Value> results) {
     if (results.empty()) throw ValueError("set_results: @main needs at least one result");
@@ -658,11 +683,12 @@ class Builder {
   uint64_t uid_ = new_uid();
   int next_id_ = 0;
   std::vector<Value> params_, results_;
+  Value check_code_;  // runtime_check's folded i32 (invalid until the first check)
   std::string body_;
 };
 
 }  // namespace torchtpu::stablehlo
 
 #define TORCHTPU_STABLEHLO_INTERNAL 1
-#include "stablehlo_ops.hpp"  // Builder::dot_general, reduce, reduce_window, convolution
+#include "stablehlo_ops.hpp"  // Builder::dot_general, reduce, reduce_window, convolution, runtime_check
 #undef TORCHTPU_STABLEHLO_INTERNAL

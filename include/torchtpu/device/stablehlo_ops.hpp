@@ -5,6 +5,7 @@
 #error "include <torchtpu/device/stablehlo.hpp> instead of stablehlo_ops.hpp"
 #endif
 #include <algorithm>  // std::find
+#include <mutex>      // std::mutex, std::lock_guard (check messages)
 #include <string>     // std::string
 #include <vector>     // std::vector
 
@@ -198,6 +199,51 @@ inline Value Builder::convolution(const Value& lhs, const Value& rhs, const Conv
               ">, #stablehlo<precision " + p + ">], rhs_dilation = " + array(rdil) + ", window_strides = " +
               array(strides) + "} : (" + tensor_type(lhs) + ", " + tensor_type(rhs) + ") -> " + tensor_type(r));
   return r;
+}
+
+namespace detail {
+/// Messages of run-time checks, by id (1-based; process-wide, never shrinks: one entry per
+/// distinct message, of which the library has a handful).
+struct CheckMessages {
+  std::mutex mu;
+  std::vector<std::string> text;
+};
+inline CheckMessages& check_messages() {
+  static auto* m = new CheckMessages();  // leaked: used until exit
+  return *m;
+}
+}  // namespace detail
+
+/// The id of run-time check message `message` (stable within the process; >= 1).
+inline int32_t check_message_id(std::string_view message) {
+  auto& m = detail::check_messages();
+  std::lock_guard<std::mutex> lock(m.mu);
+  for (size_t i = 0; i < m.text.size(); ++i)
+    if (m.text[i] == message) return static_cast<int32_t>(i + 1);
+  m.text.emplace_back(message);
+  return static_cast<int32_t>(m.text.size());
+}
+
+/// The message of check id `id` (as `check_message_id` gave it), or a generic one.
+inline std::string check_message(int32_t id) {
+  auto& m = detail::check_messages();
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (id >= 1 && static_cast<size_t>(id) <= m.text.size()) return m.text[static_cast<size_t>(id - 1)];
+  return "a run-time check of the program failed (code " + std::to_string(id) + ")";
+}
+
+inline void Builder::runtime_check(const Value& failed, std::string_view message) {
+  check(failed, "runtime_check");
+  if (failed.dtype != ScalarType::Bool) throw TypeError("runtime_check: the condition must be bool");
+  Value any = failed;
+  if (failed.rank() != 0) {
+    std::vector<int64_t> all(failed.dims.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    any = reduce(failed, constant(0, ScalarType::Bool), ReduceOp::Or, std::move(all));
+  }
+  const Value code = select(any, constant_int(check_message_id(message), ScalarType::Int32),
+                            constant_int(0, ScalarType::Int32));
+  check_code_ = check_code_.valid() ? binary("maximum", check_code_, code) : code;
 }
 
 }  // namespace torchtpu::stablehlo

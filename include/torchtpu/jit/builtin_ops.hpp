@@ -29,32 +29,39 @@ inline const FloatTensor* opt_tensor(const Value& v, const char* what) {
 
 enum class Bin { Add, Sub, Mul, Div, FloorDiv, Rem, Pow };
 
-/// Python semantics for two numbers (ints stay ints except for true division).
+/// Floor or truncating division of two ints (Python `//` and `div(rounding_mode="trunc")`) with
+/// TorchScript's int64 wrap-around: INT64_MIN // -1 is INT64_MIN (never a hardware trap).
+/// **Errors:** ValueError on division by zero.
+inline int64_t int_divide(int64_t x, int64_t y, bool floor) {
+  if (y == 0) throw ValueError("integer division by zero in shape arithmetic");
+  if (y == -1) return torchtpu::detail::wrap_neg(x);  // x / -1, wrapping for INT64_MIN
+  int64_t q = x / y;
+  if (floor && (x % y != 0) && ((x < 0) != (y < 0))) --q;
+  return q;
+}
+
+/// Python semantics for two numbers (ints stay ints except for true division). Int arithmetic
+/// is int64 and wraps around on overflow, as TorchScript's; `%` has the divisor's sign.
 inline Value scalar_binary(Bin op, const Value& a, const Value& b, double alpha, const std::string& mode) {
-  const bool ints = !a.is_double() && !b.is_double() && alpha == std::floor(alpha);
+  namespace td = torchtpu::detail;
+  const bool ints = !a.is_double() && !b.is_double() && alpha == std::floor(alpha) &&
+                    std::fabs(alpha) < 9.2e18;  // an int64 alpha
   if (ints && op != Bin::Div && op != Bin::Pow) {
     const int64_t x = a.to_int(), y = b.to_int(), al = int64_t(alpha);
     switch (op) {
-      case Bin::Add: return Value(x + al * y);
-      case Bin::Sub: return Value(x - al * y);
-      case Bin::Mul: return Value(x * y);
+      case Bin::Add: return Value(td::wrap_add(x, td::wrap_mul(al, y)));
+      case Bin::Sub: return Value(td::wrap_sub(x, td::wrap_mul(al, y)));
+      case Bin::Mul: return Value(td::wrap_mul(x, y));
       case Bin::FloorDiv:
       case Bin::Rem: {
-        if (y == 0) throw ValueError("integer division by zero in shape arithmetic");
-        int64_t q = x / y;
-        if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-        return op == Bin::FloorDiv ? Value(q) : Value(x - q * y);
+        const int64_t q = int_divide(x, y, true);
+        return op == Bin::FloorDiv ? Value(q) : Value(td::wrap_sub(x, td::wrap_mul(q, y)));
       }
       default: break;
     }
   }
-  if (ints && op == Bin::Div && (mode == "trunc" || mode == "floor")) {
-    const int64_t x = a.to_int(), y = b.to_int();
-    if (y == 0) throw ValueError("integer division by zero in shape arithmetic");
-    int64_t q = x / y;
-    if (mode == "floor" && (x % y != 0) && ((x < 0) != (y < 0))) --q;
-    return Value(q);
-  }
+  if (ints && op == Bin::Div && (mode == "trunc" || mode == "floor"))
+    return Value(int_divide(a.to_int(), b.to_int(), mode == "floor"));
   const double x = a.to_double(), y = b.to_double();
   switch (op) {
     case Bin::Add: return Value(x + alpha * y);
@@ -182,7 +189,7 @@ inline std::vector<int64_t> ints_or_empty(const Value& v, const char* what) {
 inline std::vector<FloatTensor> chunk(const FloatTensor& x, int64_t chunks, int64_t dim) {
   if (chunks <= 0) throw ValueError("aten::chunk: chunks must be positive, got " + std::to_string(chunks));
   const int d = wrap_dim(dim, x.dim(), "aten::chunk");
-  const int64_t n = x.size(d), step = (n + chunks - 1) / chunks;
+  const int64_t n = x.size(d), step = n / chunks + (n % chunks != 0);  // ceil, no overflow
   std::vector<FloatTensor> r;
   for (int64_t s = 0; s < n || (n == 0 && r.empty()); s += step ? step : 1) {
     r.push_back(x.narrow(d, s, std::min(step, n - s)));

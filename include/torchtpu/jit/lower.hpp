@@ -311,7 +311,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       const int64_t chunks = c.host(1, "chunk").to_int();
       if (chunks <= 0) throw ValueError("lowering aten::chunk: chunks must be positive, got " + std::to_string(chunks));
       const size_t d = size_t(wrap(c.host(2, "chunk").to_int(), x.dims.size()));
-      const int64_t n = x.dims[d], step = (n + chunks - 1) / chunks;
+      const int64_t n = x.dims[d], step = n / chunks + (n % chunks != 0);  // ceil, no overflow
       LValue l;
       l.kind = LValue::Kind::DeviceList;
       for (int64_t s = 0; s < n; s += step) {
@@ -487,6 +487,10 @@ class DeviceProgram {
       for (const auto& [k, c] : missing) msg += "\n  " + k + " x" + std::to_string(c) + ", first at " + first[k];
       throw UnsupportedOperator(msg);
     }
+    // A lowering that adds run-time checks (integer division by zero) needs the deferred
+    // graph's handling of them (device/graph.hpp); none of this file's lowerings does.
+    if (b.check_code().valid())
+      throw UnsupportedOperator("the model's program needs run-time checks, which the compiled path does not read");
     std::vector<sh::Value> results;
     for (int s : g.output_slots()) results.push_back(to_device(lv[size_t(s)]));
     b.set_results(results);

@@ -2,6 +2,8 @@
 // remainder, pow, minimum, maximum (NumPy broadcasting, PyTorch type promotion).
 #pragma once
 #include <cmath>        // std::pow, std::fmod, std::floor
+#include <cstdint>      // int64_t, int32_t
+#include <limits>       // std::numeric_limits (lowest int32 / int64)
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <type_traits>  // std::is_integral_v
@@ -11,6 +13,32 @@
 #include "../fuse/vecmath.hpp"  // vector forms used by the `simd` members
 
 namespace torchtpu {
+
+namespace detail {
+/// StableHLO lowering of an integer divisor (floor_divide, remainder): `d` with 1 where it is 0
+/// or where `a` is the dtype's minimum and `d` is -1, so the program never divides in StableHLO's
+/// implementation-defined cases; a zero divisor is reported by a run-time check (the cpu's
+/// ValueError "<op>: integer division by zero", thrown after the program ran).
+template <class B, class V> V lower_safe_divisor(B& b, const V& a, const V& d, std::string_view op) {
+  const V by_zero = b.compare("EQ", d, b.constant_int(0, d.dtype, d.dims));
+  b.runtime_check(by_zero, std::string(op) + ": integer division by zero");
+  V replace = by_zero;
+  if (d.dtype == ScalarType::Int32 || d.dtype == ScalarType::Int64) {
+    const int64_t lowest = d.dtype == ScalarType::Int32 ? int64_t(std::numeric_limits<int32_t>::min())
+                                                         : std::numeric_limits<int64_t>::min();
+    const V overflow = b.binary("and", b.compare("EQ", a, b.constant_int(lowest, a.dtype, a.dims)),
+                                b.compare("EQ", d, b.constant_int(-1, d.dtype, d.dims)));
+    replace = b.binary("or", replace, overflow);
+  }
+  return b.select(replace, b.constant_int(1, d.dtype, d.dims), d);
+}
+/// StableHLO: `r != 0 && (r < 0) != (d < 0)` (a truncated remainder that needs the floor fix).
+template <class B, class V> V lower_signs_differ(B& b, const V& r, const V& d) {
+  const V zero = b.constant(0, r.dtype, r.dims);
+  const V differ = b.compare("NE", b.compare("LT", r, zero), b.compare("LT", d, zero));
+  return b.binary("and", b.compare("NE", r, zero), differ);
+}
+}  // namespace detail
 
 /// Elementwise sum with broadcasting. **Dtypes:** all; promoted (core/dtype.hpp). Signed
 /// integers wrap around on overflow (two's complement, as torch; never undefined): so do
@@ -71,8 +99,10 @@ struct DivOp : floating_policy {
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a / b; }
 };
-/// Division rounded toward negative infinity (Python's `//`).
-/// **Errors:** ValueError on integer division by zero ("ZeroDivisionError" in PyTorch).
+/// Division rounded toward negative infinity (Python's `//`). Signed integers: MIN // -1 wraps
+/// to MIN (two's complement, as NumPy), never a hardware trap; the same on every device.
+/// **Errors:** ValueError "floor_divide: integer division by zero" ("ZeroDivisionError" in
+/// PyTorch); on PJRT devices too, raised when the program runs (at the flush, in fused mode).
 struct FloorDivideOp : same_type_policy {
   ///@{
   /// Names: `floor_divide`, TorchScript `aten::floor_divide`, StableHLO ``.
@@ -91,21 +121,24 @@ struct FloorDivideOp : same_type_policy {
       return q;
     }
   }
-  // Lowering: floor(a / b) for floats; for integers the truncated quotient minus one when the
-  // remainder is nonzero with the divisor's opposite sign (max(0, -sign(r)·sign(b))).
-  // Integer division by zero gives -1 on PJRT devices (XLA semantics), not an error.
+  // Lowering: floor(a / b) for floats. Integers never reach StableHLO's implementation-defined
+  // cases (x / 0, MIN / -1): the divisor is replaced by 1 there (MIN / 1 is the wrapped MIN / -1,
+  // as on the cpu), and a division by zero is a run-time check that throws the cpu's error.
+  // The truncated quotient is then lowered by one where the remainder is nonzero and its sign
+  // differs from the divisor's (signed dtypes only).
   /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
-    V q = b.divide(x[0], x[1]);
-    if (is_floating(x[0].dtype)) return b.unary("floor", q);
-    V r = b.binary("subtract", x[0], b.multiply(q, x[1]));
-    V opposite = b.maximum(b.constant(0, r.dtype, r.dims),
-                           b.negate(b.multiply(b.unary("sign", r), b.unary("sign", x[1]))));
-    return b.binary("subtract", q, opposite);
+    if (is_floating(x[0].dtype)) return b.unary("floor", b.divide(x[0], x[1]));
+    const V d = detail::lower_safe_divisor(b, x[0], x[1], "floor_divide");
+    const V q = b.divide(x[0], d);
+    if (x[0].dtype == ScalarType::UInt8) return q;
+    const V r = b.subtract(x[0], b.multiply(q, d));
+    return b.subtract(q, b.select(detail::lower_signs_differ(b, r, d), b.constant_int(1, q.dtype, q.dims),
+                                  b.constant_int(0, q.dtype, q.dims)));
   }
 };
-/// Remainder with the sign of the divisor (Python's `%`, `torch.remainder`).
-/// **Errors:** ValueError on integer division by zero.
+/// Remainder with the sign of the divisor (Python's `%`, `torch.remainder`). MIN % -1 is 0.
+/// **Errors:** ValueError "remainder: integer division by zero", on every device (as floor_divide).
 struct RemainderOp : same_type_policy {
   ///@{
   /// Names: `remainder`, TorchScript `aten::remainder`, StableHLO `stablehlo.remainder`.
@@ -126,16 +159,21 @@ struct RemainderOp : same_type_policy {
       return r;
     }
   }
-  // Lowering: stablehlo.remainder has the dividend's sign; add b once when the signs differ.
+  // Lowering: stablehlo.remainder has the dividend's sign; add the divisor once where a nonzero
+  // remainder's sign differs from it. Integer divisors go through the same safe divisor and
+  // division-by-zero check as floor_divide (MIN % 1 = 0, the cpu's MIN % -1).
   /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
   template <class B, class V> V lower(B& b, const V* x) const {
-    V r = b.binary("remainder", x[0], x[1]);
-    V opposite = b.maximum(b.constant(0, r.dtype, r.dims),
-                           b.negate(b.multiply(b.unary("sign", r), b.unary("sign", x[1]))));
-    return b.add(r, b.multiply(x[1], opposite));
+    const bool integer = !is_floating(x[0].dtype);
+    const V d = integer ? detail::lower_safe_divisor(b, x[0], x[1], "remainder") : x[1];
+    const V r = b.binary("remainder", x[0], d);
+    if (x[0].dtype == ScalarType::UInt8) return r;
+    return b.select(detail::lower_signs_differ(b, r, d), b.add(r, d), r);
   }
 };
-/// `a` to the power `b`. Integer bases with integer exponents stay integers.
+/// `a` to the power `b`. Integer bases with integer exponents stay integers and wrap on
+/// overflow; a negative integer exponent gives 1 for base 1, ±1 for base -1 (by the exponent's
+/// parity) and 0 otherwise (as torch's tensor pow), on every device.
 struct PowOp : same_type_policy {
   ///@{
   /// Names: `pow`, TorchScript `aten::pow`, StableHLO `stablehlo.power`.
@@ -158,6 +196,22 @@ struct PowOp : same_type_policy {
       }
       return r;
     }
+  }
+  // Lowering: stablehlo.power for floats. HLO leaves integer powers with a negative exponent
+  // undefined, so they are lowered to the cpu's values (1 for base 1, ±1 for base -1 by the
+  // exponent's parity, else 0) and the power sees only exponents >= 0.
+  /// StableHLO lowering hook (device/lower.hpp): emits the op on operands `x` into builder `b`.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    if (is_floating(x[0].dtype) || x[0].dtype == ScalarType::UInt8 || x[0].dtype == ScalarType::Bool)
+      return b.binary("power", x[0], x[1]);
+    auto c = [&](int64_t v) { return b.constant_int(v, x[0].dtype, x[0].dims); };
+    const V negative = b.compare("LT", x[1], c(0));
+    const V p = b.binary("power", x[0], b.maximum(x[1], c(0)));
+    const V odd = b.compare("NE", b.binary("remainder", x[1], c(2)), c(0));
+    const V minus_one_power = b.select(odd, c(-1), c(1));
+    const V special = b.select(b.compare("EQ", x[0], c(1)), c(1),
+                               b.select(b.compare("EQ", x[0], c(-1)), minus_one_power, c(0)));
+    return b.select(negative, special, p);
   }
 };
 /// Elementwise minimum; NaN propagates.

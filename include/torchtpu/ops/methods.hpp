@@ -55,6 +55,7 @@ template <element T, int R>
 template <arithmetic_scalar S>
 Tensor<T, R>& Tensor<T, R>::fill_(S v) {
   require_defined("fill_");
+  detail::check_no_internal_overlap("fill_", sizes_, strides_);
   if (!device().is_cpu()) return copy_(ScalarNode<T>(convert<T>(v)));  // uploads the value
   if (numel()) detail::elementwise_into(*this, ScalarNode<T>(convert<T>(v)));
   return *this;
@@ -62,15 +63,15 @@ Tensor<T, R>& Tensor<T, R>::fill_(S v) {
 
 /// In place `*this = *this + e`.
 template <element T, int R> template <class E>
-Tensor<T, R>& Tensor<T, R>::operator+=(const E& e) { return copy_(add(*this, e)); }
+Tensor<T, R>& Tensor<T, R>::operator+=(const E& e) { return write_checked("add_", add(*this, e)); }
 /// In place `*this = *this - e`.
 template <element T, int R> template <class E>
-Tensor<T, R>& Tensor<T, R>::operator-=(const E& e) { return copy_(sub(*this, e)); }
+Tensor<T, R>& Tensor<T, R>::operator-=(const E& e) { return write_checked("sub_", sub(*this, e)); }
 /// In place `*this = *this * e`.
 template <element T, int R> template <class E>
-Tensor<T, R>& Tensor<T, R>::operator*=(const E& e) { return copy_(mul(*this, e)); }
+Tensor<T, R>& Tensor<T, R>::operator*=(const E& e) { return write_checked("mul_", mul(*this, e)); }
 /// In place `*this = *this / e`.
 template <element T, int R> template <class E>
-Tensor<T, R>& Tensor<T, R>::operator/=(const E& e) { return copy_(div(*this, e)); }
+Tensor<T, R>& Tensor<T, R>::operator/=(const E& e) { return write_checked("div_", div(*this, e)); }
 
 }  // namespace torchtpu

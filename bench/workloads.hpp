@@ -68,11 +68,10 @@ inline Tensor<float> mlp_per_op(const Mlp& m, const Tensor<float>& x) {
   return Tensor<float>(a3 + m.b3);
 }
 
-/// Blocks until `t` is computed, like jax's block_until_ready: runs the deferred graph
-/// (torchtpu::sync()), then awaits the PJRT ready event of `t`'s buffer. `sync()` alone does not
-/// wait for executions in strict or fused mode, and real XLA runs them asynchronously. A cpu
-/// tensor is ready already. **Errors:** DeviceError from the execution; ValueError for a device
-/// tensor without a buffer.
+/// Blocks until `t` is computed, like jax's block_until_ready: `torchtpu::sync()` runs the
+/// deferred graph and waits for every enqueued execution, then `t`'s buffer is awaited too
+/// (`pjrt::Buffer::await_ready`, a no-op once sync has waited). A cpu tensor is ready already.
+/// **Errors:** DeviceError from the execution; ValueError for a device tensor without a buffer.
 inline void wait_ready(const Tensor<float>& t) {
   torchtpu::sync();
   if (t.device().is_cpu()) return;
@@ -80,12 +79,7 @@ inline void wait_ready(const Tensor<float>& t) {
   if (!arr) throw ValueError("wait_ready: tensor has no device array");
   arr->check_not_failed();
   if (!arr->buffer) throw ValueError("wait_ready: device array still pending after sync()");
-  const pjrt::Plugin& p = arr->client->plugin();
-  pjrt::capi::PJRT_Buffer_ReadyEvent_Args a{};
-  a.struct_size = sizeof(a);
-  a.buffer = arr->buffer->handle();
-  p.call(pjrt::capi::Slot::Buffer_ReadyEvent, &a, "PJRT_Buffer_ReadyEvent");
-  p.await_event(a.event, "PJRT_Buffer_ReadyEvent (await)");
+  arr->buffer->await_ready();
 }
 
 }  // namespace torchtpu::bench

@@ -257,12 +257,18 @@ TEST_CASE("cache: an entry whose program was altered is refused with one warning
   REQUIRE(entries(dir).size() == 1);
   const auto file = entries(dir)[0];
   std::string data = read_file(file);
-  // The key holds the program text too; alter the copy inside the payload (the last one).
-  const std::string two = shlo::literal(2.0, ScalarType::Float);  // "2.000000000e+00"
-  const size_t at = data.rfind(two);
-  REQUIRE(at != std::string::npos);
-  REQUIRE(at > data.size() / 2);
-  data[at] = '3';
+  if (on_emulator()) {
+    // The emulator's executable is the program text. The key holds it too; alter the copy
+    // inside the payload (the last one).
+    const std::string two = shlo::literal(2.0, ScalarType::Float);  // "2.000000000e+00"
+    const size_t at = data.rfind(two);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(at > data.size() / 2);
+    data[at] = '3';
+  } else {
+    // XLA's serialized executable is binary and longer than the key: flip one bit inside it.
+    data[data.size() * 3 / 4] ^= 0x04;
+  }
   write_file(file, data);
   auto in = to_device(c, {ScalarType::Float, {3}, {1, 2, 3}});
   std::vector<double> values;
@@ -313,7 +319,12 @@ TEST_CASE("cache: a truncated entry is refused with a warning in a fresh process
   CHECK(out.find("disk_hits=0 misses=1 compiles=1 disk_writes=1") != std::string::npos);
   CHECK(out.find("disk_rejects=1") != std::string::npos);
   CHECK(out.find("result=0.964028") != std::string::npos);
-  CHECK(read_file(file) == good);  // rewritten whole
+  // Rewritten whole: byte for byte on the emulator (its payload is the program text); XLA's
+  // serialization need not repeat itself byte for byte, so there the proof is a clean disk hit.
+  if (on_emulator()) CHECK(read_file(file) == good);
+  const std::string next = run_helper(dir);
+  INFO(next);
+  CHECK(next.find("disk_hits=1 misses=0 compiles=0") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -344,7 +355,8 @@ TEST_CASE("cache: processes writing the same entry at once leave one whole entry
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("cache: a plugin replaced at the same path never loads the old plugin's entries", "[pjrt][cache]") {
+// Emulator-only: it fakes the upgrade on a copy of the emulator plugin.
+TEST_CASE("cache: a plugin replaced at the same path never loads the old plugin's entries", "[pjrt][cache][emulator-only]") {
   // Issue 11 item 6: the key holds the plugin's build (PJRT version, attributes, file size and
   // mtime). Fake an upgrade in place: a copy of the emulator, then the same path rewritten.
   const char* emu = std::getenv("TORCHTPU_TPU_EMULATOR_PATH");

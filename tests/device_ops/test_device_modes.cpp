@@ -164,3 +164,43 @@ TEST_CASE("the compile cache is shared by every statement with the same text", "
   CHECK(device::stats().texts_built - t0 == 1);
   CHECK(cache.stats().compiles == c1.compiles);
 }
+
+namespace {
+/// PJRT_Event_IsReady of `t`'s device buffer's ready event, without waiting.
+bool buffer_is_ready(const Tensor<float>& t) {
+  namespace c = pjrt::capi;
+  auto arr = std::static_pointer_cast<device::DeviceArray>(t.storage()->device_handle);
+  REQUIRE(arr);
+  REQUIRE(arr->buffer);
+  const pjrt::Plugin& p = arr->client->plugin();
+  c::PJRT_Buffer_ReadyEvent_Args a{};
+  a.struct_size = sizeof(a);
+  a.buffer = arr->buffer->handle();
+  p.call(c::Slot::Buffer_ReadyEvent, &a, "PJRT_Buffer_ReadyEvent");
+  c::PJRT_Event_IsReady_Args r{};
+  r.struct_size = sizeof(r);
+  r.event = a.event;
+  p.call(c::Slot::Event_IsReady, &r, "PJRT_Event_IsReady");
+  p.destroy_event(a.event);
+  return r.is_ready;
+}
+}  // namespace
+
+TEST_CASE("sync() waits until every enqueued execution has finished", "[pjrt]") {
+  // Strict and fused modes return once an execution is enqueued; XLA's CPU plugin runs it on
+  // its own threads, so without the wait a large result is still being computed here. After
+  // sync() each result's ready event must already be complete (checked without waiting).
+  for (const ExecutionMode m : {ExecutionMode::Strict, ExecutionMode::Fused}) {
+    ExecutionModeGuard g(m);
+    const Tensor<float> xc = test_input({1 << 20}, 7);
+    const Tensor<float> x = xc.to(test_device());
+    std::vector<Tensor<float>> r;
+    for (int i = 0; i < 4; ++i) r.push_back(chain20(x + float(i)));
+    torchtpu::sync();
+    for (const auto& t : r) CHECK(buffer_is_ready(t));
+    // and the values are the chain's (cpu reference, 1e-5 relative: tanh is the cpu's and the
+    // device's own approximation)
+    const Tensor<float> want = chain20(xc + 3.0f);
+    check_close(r[3], want, 1e-5);
+  }
+}

@@ -100,7 +100,7 @@ TEST_CASE("errors/device: bad device strings list the accepted forms", "[errors]
   REQUIRE_THROWS_MATCHES(t.to("foo"), ValueError, has_message({"invalid device string 'foo'"}));
   REQUIRE_THROWS_MATCHES(zeros<float>({2}, "tpu:x"), ValueError, has_message({"'tpu:x'"}));
   REQUIRE_THROWS_MATCHES(accelerator::device_count("npu"), ValueError, has_message({"'npu'"}));
-  REQUIRE_THROWS_MATCHES(pjrt::find_plugin("cpu"), ValueError, has_message({"find_plugin", "'cpu'", "\"tpu\" or \"cuda\""}));
+  REQUIRE_THROWS_MATCHES(pjrt::find_plugin("cpu"), ValueError, has_message({"find_plugin", "'cpu'", "\"tpu\", \"cuda\" or \"xla_cpu\""}));
 }
 
 TEST_CASE("errors/device: an index past the device count names the count", "[errors][pjrt]") {

@@ -122,7 +122,7 @@ TEST_CASE("errors/torchtpu-run: bad command lines exit 2 with the usage; bad fil
       {model + " --input " + x + " --bench -3", 2, "--bench N needs an integer N >= 0, got '-3'"},
       {model + " --input " + x + " --bench ten", 2, "--bench N needs an integer N >= 0, got 'ten'"},
       {model + " --input " + x + " --torch-threads 0", 2, "--torch-threads N needs an integer N >= 1, got '0'"},
-      {model + " --input " + x + " --device gpu", 1, "--device must be auto, cpu, tpu or cuda, got 'gpu'"},
+      {model + " --input " + x + " --device gpu", 1, "--device must be auto, cpu, tpu, cuda or xla_cpu, got 'gpu'"},
       {model + " --input " + x + " --mode lazy", 1, "--mode must be debug, strict or fused, got 'lazy'"},
       {models_dir + "/nope.pt --input " + x, 1, "no such file"},
       {model + " --input " + data_dir + "/nope.npy", 1, "nope.npy: cannot open for reading"},

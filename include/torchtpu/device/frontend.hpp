@@ -225,9 +225,11 @@ struct TreeHandle {
 }  // namespace detail
 }  // namespace device
 
-/// Runs every deferred statement on every PJRT device now (fused mode's explicit flush).
-/// Statements whose results are no longer referenced are dropped without running. A no-op
-/// in a program without the device runtime. **Errors:** DeviceError from compilation or
+/// Runs every deferred statement on every PJRT device now (fused mode's explicit flush), then
+/// waits until every execution enqueued so far has finished, as `torch.cuda.synchronize()` and
+/// jax's `block_until_ready` do (strict and fused modes otherwise return once an execution is
+/// enqueued). Statements whose results are no longer referenced are dropped without running. A
+/// no-op in a program without the device runtime. **Errors:** DeviceError from compilation or
 /// execution.
 inline void sync() {
   if (const auto* h = device::detail::device_hooks_slot.load(std::memory_order_acquire)) h->sync();

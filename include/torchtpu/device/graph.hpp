@@ -343,6 +343,30 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     flush_locked();
   }
 
+  /// Waits until every execution this graph has enqueued so far has finished (strict and fused
+  /// modes enqueue and return; PJRT runs them asynchronously), by awaiting the ready events of
+  /// their outputs that are still referenced. Does not flush: `torchtpu::sync()` flushes, then
+  /// waits. **Errors:** DeviceError with the error of the first execution that failed (every
+  /// output is still awaited first).
+  void wait() {
+    std::vector<std::weak_ptr<pjrt::Buffer>> pending;
+    {
+      std::lock_guard<std::recursive_mutex> lock(mu_);
+      pending.swap(enqueued_);
+    }
+    std::exception_ptr first;
+    for (const auto& w : pending) {
+      const std::shared_ptr<pjrt::Buffer> b = w.lock();
+      if (!b || b->handle() == nullptr) continue;
+      try {
+        b->await_ready();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+
   /// The flush itself (the runtime table's `flush_locked`); call `flush()` instead.
   /// Every live array of the graph leaves it here: computed (`buffer`) on success, failed
   /// (`error`, the exception thrown) otherwise; the graph is empty afterwards either way.
@@ -540,7 +564,16 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
     std::vector<std::shared_ptr<pjrt::Buffer>> out;
     out.reserve(results.size());
     for (auto& r : results) out.push_back(std::make_shared<pjrt::Buffer>(std::move(r)));
+    // Enqueued, not awaited: `wait()` (torchtpu::sync) waits for these outputs. Results nobody
+    // holds any more are skipped there (nothing can observe them).
+    for (const auto& b : out) enqueued_.push_back(b);
+    if (enqueued_.size() > 4096) prune_enqueued();
     return out;
+  }
+
+  /// Drops the entries of `enqueued_` whose buffers are gone (caller holds `mu_`).
+  void prune_enqueued() {
+    std::erase_if(enqueued_, [](const std::weak_ptr<pjrt::Buffer>& w) { return w.expired(); });
   }
 
   void flush_locked() { flush_locked_now(); }
@@ -551,6 +584,7 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
   Device device_;
   std::vector<Statement> stmts_;
   std::map<std::pair<int, uint64_t>, std::shared_ptr<pjrt::Buffer>> scalars_;  // (dtype, bits)
+  std::vector<std::weak_ptr<pjrt::Buffer>> enqueued_;  // outputs of executions not yet awaited
 };
 
 /// The PJRT client for a device kind (cached; one per plugin per process).

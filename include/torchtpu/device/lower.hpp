@@ -588,7 +588,9 @@ inline void install_runtime() {
         return wrap_storage(upload(host, dtype, to_vec(dims), d), d, dims, dtype_size(dtype));
       },
       [] {
-        for (auto& g : all_graphs()) g->flush();
+        const auto graphs = all_graphs();
+        for (auto& g : graphs) g->flush();
+        for (auto& g : graphs) g->wait();
       },
       &device_download,
   };

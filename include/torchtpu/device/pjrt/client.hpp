@@ -461,6 +461,22 @@ class Buffer {
   /// Dense host size in bytes.
   size_t size_bytes() const noexcept { return size_bytes_; }
 
+  /// Waits until the buffer's contents are computed: the execution or transfer that produces
+  /// it has finished (`PJRT_Buffer_ReadyEvent`, awaited). A plugin without that function runs
+  /// everything synchronously, so there is nothing to wait for. **Errors:** `ValueError` for an
+  /// empty buffer; `DeviceError` with the error of the execution that failed to compute it.
+  void await_ready() const {
+    using namespace capi;
+    if (handle_ == nullptr) throw ValueError("Buffer::await_ready: the buffer is empty");
+    const Plugin& p = client_->plugin();
+    if (!p.has(Slot::Buffer_ReadyEvent)) return;
+    PJRT_Buffer_ReadyEvent_Args a{};
+    a.struct_size = sizeof(a);
+    a.buffer = handle_;
+    p.call(Slot::Buffer_ReadyEvent, &a, "PJRT_Buffer_ReadyEvent");
+    p.await_event(a.event, "PJRT_Buffer_ReadyEvent (await)");
+  }
+
   /// Bytes of a dense array of `dtype`/`dims`. **Errors:** ValueError naming `what` when a
   /// dimension is negative or the element or byte count overflows int64.
   static size_t checked_size_bytes(ScalarType dtype, std::span<const int64_t> dims, std::string_view what) {

@@ -18,6 +18,7 @@
 #include "../core/shape.hpp"       // Dims, max_rank, contiguous_strides
 #include "../core/storage.hpp"     // StorageImpl, Storage
 #include "../core/tensor.hpp"      // Tensor
+#include "../ops/methods.hpp"       // Tensor::clone (defined with the ops)
 #include "copy.hpp"                // CopyMode, export_strides
 
 namespace torchtpu {

@@ -8,31 +8,14 @@
 #include <vector>    // std::vector
 
 #include "emulator_fixture.hpp"  // ttest::tpu
+#include "../test_env.hpp"  // EnvGuard
 
 using namespace ttest;
 using torchtpu::DeviceError;
 using torchtpu::DeviceUnavailable;
 
 namespace {
-/// Sets (or unsets, for nullptr) environment variables for one scope, then restores them.
-class EnvGuard {
- public:
-  void set(const char* name, const char* value) {
-    const char* old = std::getenv(name);
-    saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~EnvGuard() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
-      else unsetenv(it->first.c_str());
-    }
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
+using ttest::EnvGuard;
 
 /// Compiles `text` and returns the DeviceError it raises.
 DeviceError compile_error(const std::string& text) {

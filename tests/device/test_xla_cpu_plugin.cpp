@@ -11,29 +11,12 @@
 #include <vector>    // std::vector
 
 #include <torchtpu/device.hpp>  // Device, accelerator, Tensor on devices, pjrt::find_plugin
+#include "../test_env.hpp"  // EnvGuard
 
 using namespace torchtpu;
 
 namespace {
-/// Sets environment variables for one scope and restores them afterwards.
-class EnvGuard {
- public:
-  void set(const char* name, const char* value) {
-    const char* old = std::getenv(name);
-    saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~EnvGuard() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
-      else unsetenv(it->first.c_str());
-    }
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
+using ttest::EnvGuard;
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

@@ -15,30 +15,13 @@
 #include <torchtpu/device.hpp>  // the library with PJRT devices
 
 #include "error_matchers.hpp"  // terr::has_message
+#include "../test_env.hpp"  // EnvGuard
 
 using namespace torchtpu;
 using terr::has_message;
 
 namespace {
-/// Sets (or, for nullptr, unsets) environment variables for one scope, then restores them.
-class EnvGuard {
- public:
-  void set(const char* name, const char* value) {
-    const char* old = std::getenv(name);
-    saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~EnvGuard() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
-      else unsetenv(it->first.c_str());
-    }
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
+using ttest::EnvGuard;
 
 /// Unsets every variable that could lead the plugin search to a real plugin.
 void clear_plugin_env(EnvGuard& g) {

@@ -1,6 +1,6 @@
 # scripts/deps.sh — sourced by the set-up scripts: installs the Debian packages torchtpu's
 # build, tests, examples and main job need, when any is missing.
-TORCHTPU_DEBS=(meson ninja-build pkg-config cmake doxygen g++ libfmt-dev catch2 libxsimd-dev xtl-dev
+TORCHTPU_DEBS=(meson ninja-build pkg-config cmake doxygen g++ libfmt-dev libhwy-dev catch2 libxsimd-dev xtl-dev
   libdlpack-dev libopenblas-dev libtorch-dev python3-torch python3-torchvision python3-sklearn
   python3-numpy python3-venv clang-14 libclang-rt-14-dev)
 install_deps() {

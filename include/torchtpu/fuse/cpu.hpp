@@ -757,7 +757,7 @@ bool try_small_matmul(const Tensor<T, R>& dest, const E& e) {
         for (int64_t r = 0; r < x.m; ++r) {
           for (int k = 0; k < N; ++k) a.in[k] = x.l.base[k] + r * x.l.row[k] + j0 * x.l.elem[k];
           a.out = x.c + r * x.ldc + j0;
-          vector_block<float, E>(a, j1 - j0);
+          block_kernel<float, E>()(a, j1 - j0);
         }
       }, &epi);
     }

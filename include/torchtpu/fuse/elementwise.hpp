@@ -17,7 +17,7 @@
 
 #include "evaluator.hpp"  // EvalContext, evaluate_new, for_each_operand
 #include "plan.hpp"       // LoopPlan, plan_strides
-#include "simd.hpp"       // VecF, lane_mask, cpu_has_avx512
+#include "simd.hpp"       // FloatVec, vector_entry, cpu_isa
 #include "threads.hpp"    // parallel_chunks, chunks_for
 #include "vec_eval.hpp"   // vectorizable, vec_storage, unflatten_row, elementwise_grain
 
@@ -191,85 +191,95 @@ void scalar_block(const BlockArgs& a, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = convert<T>(scalar_at<0>(e, a.in, i));
 }
 
-#if TORCHTPU_HAS_AVX512_PATH
-template <int K, class E>
-TORCHTPU_SIMD VecF vector_at(const E& e, const void* const* in, int64_t i, MaskF m);
+#if TORCHTPU_HAS_VECTOR_PATH
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // vectors passed between target and generic code
+template <int K, class V, bool Tail, class E>
+TORCHTPU_VEC V vector_at(const E& e, const void* const* in, int64_t i, int64_t n);
 
-// (A function, not a lambda: lambdas do not inherit the kernel's target attribute.)
-template <int K, class E, size_t... I>
-TORCHTPU_SIMD VecF vector_map(const E& e, const void* const* in, int64_t i, MaskF m, std::index_sequence<I...>) {
-  return e.op.simd(vector_at<K + arg_offset<E, I>()>(std::get<I>(e.args), in, i, m)...);
+template <int K, class V, bool Tail, class E, size_t... I>
+TORCHTPU_VEC V vector_map(const E& e, const void* const* in, int64_t i, int64_t n, std::index_sequence<I...>) {
+  return e.op.simd(vector_at<K + arg_offset<E, I>(), V, Tail>(std::get<I>(e.args), in, i, n)...);
 }
 
-/// Vector form: lanes [i, i + 16) of `e` as floats (lanes outside `m` are not read).
-template <int K, class E>
-TORCHTPU_SIMD VecF vector_at(const E& e, const void* const* in, int64_t i, MaskF m) {
+/// Vector form: lanes [i, i + V::lanes) of `e` as floats; with `Tail`, only the first `n` are
+/// read (the others are 0).
+template <int K, class V, bool Tail, class E>
+TORCHTPU_VEC V vector_at(const E& e, const void* const* in, int64_t i, int64_t n) {
   if constexpr (is_weak_scalar<E>) {
-    return vset1(e.as_float);
+    return V::set1(e.as_float);
   } else if constexpr (is_map_node<E>) {
-    const VecF r = vector_map<K>(e, in, i, m, std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
+    const V r = vector_map<K, V, Tail>(e, in, i, n, std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
     if constexpr (std::same_as<typename E::value_type, bfloat16>) return round_bf16(r);
     else return r;
   } else if constexpr (std::same_as<typename E::value_type, float>) {
-    return {_mm512_maskz_loadu_ps(m, static_cast<const float*>(in[K]) + i)};
+    const float* p = static_cast<const float*>(in[K]) + i;
+    if constexpr (Tail) return V::load_n(p, n);
+    else return V::load(p);
   } else {  // bfloat16
-    const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(in[K]) + i);
-    return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16))};
+    return V::load_bf16(static_cast<const uint16_t*>(in[K]) + i, Tail ? n : V::lanes);
   }
 }
 
-/// Lanes [0, n) of `e` into `out`: full vectors first (unmasked), then one masked tail;
+/// Lanes [0, n) of `e` into `out`: full vectors first, then one partial vector (the same
+/// instructions per lane, so every element gets the same result whatever the split);
 /// `NT`: non-temporal stores (`out` 64-byte aligned, float).
-template <class T, class E, bool NT>
-TORCHTPU_SIMD void vector_run(const E& e, const void* const* in, T* __restrict out, int64_t n) {
+template <class V, class T, class E, bool NT>
+TORCHTPU_VEC void vector_run(const E& e, const void* const* in, T* __restrict out, int64_t n) {
+  constexpr int L = V::lanes;
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  for (; i + L <= n; i += L) {
     if constexpr (NT) {
       // A region this large streams from memory: ask for each operand's line 2 KiB ahead
-      // (W1 at 2^24 elements: 1.20 -> 0.99 ns/element on one core, 0.60 -> 0.50 on two).
-      // Prefetches never fault, so running past an operand's end is harmless.
-      for (int k = 0; k < leaf_count<E>(); ++k)
-        _mm_prefetch(static_cast<const char*>(in[k]) + i * int64_t(sizeof(float)) + 2048, _MM_HINT_T0);
+      // (W1 at 2^24 elements, AVX-512: 1.20 -> 0.99 ns/element on one core, 0.60 -> 0.50 on
+      // two). Prefetches never fault, so running past an operand's end is harmless.
+      if (i % 16 == 0)
+        for (int k = 0; k < leaf_count<E>(); ++k)
+          hwy::Prefetch(static_cast<const char*>(in[k]) + i * int64_t(sizeof(float)) + 2048);
     }
-    const VecF r = vector_at<0>(e, in, i, MaskF(0xffff));
-    if constexpr (NT) _mm512_stream_ps(out + i, r.v);
-    else if constexpr (std::same_as<T, float>) _mm512_storeu_ps(out + i, r.v);
-    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), to_bf16_bits(r));
+    const V r = vector_at<0, V, false>(e, in, i, L);
+    if constexpr (NT) vstream(out + i, r);
+    else if constexpr (std::same_as<T, float>) vstore(out + i, r, L);
+    else vstore_bf16(reinterpret_cast<uint16_t*>(out + i), r, L);
   }
   if (i < n) {
-    const MaskF m = lane_mask(n - i);
-    const VecF r = vector_at<0>(e, in, i, m);
-    if constexpr (std::same_as<T, float>) _mm512_mask_storeu_ps(out + i, m, r.v);
-    else _mm256_mask_storeu_epi16(reinterpret_cast<uint16_t*>(out + i), m, to_bf16_bits(r));
+    const V r = vector_at<0, V, true>(e, in, i, n - i);
+    if constexpr (std::same_as<T, float>) vstore(out + i, r, n - i);
+    else vstore_bf16(reinterpret_cast<uint16_t*>(out + i), r, n - i);
   }
 }
 
+/// The vector block kernel of `e` into a `T` destination, for any target's `V`.
 template <class T, class E>
-TORCHTPU_SIMD_KERNEL void vector_block(const BlockArgs& a, int64_t n) {
-  const E& e = *static_cast<const E*>(a.expr);
-  T* out = static_cast<T*>(a.out);
-  // Leaf pointers in locals (registers), not re-read from `a` after every store.
-  constexpr int nl = leaf_count<E>() > 0 ? leaf_count<E>() : 1;
-  const void* in[nl];
-  for (int k = 0; k < nl; ++k) in[k] = a.in[k];
-  if constexpr (std::same_as<T, float>) {
-    if (a.stream && (reinterpret_cast<uintptr_t>(out) & 63) == 0) {
-      vector_run<T, E, true>(e, in, out, n);
-      _mm_sfence();  // order the non-temporal stores before the region's end
-      return;
+struct VectorBlock {
+  template <class V>
+  TORCHTPU_VEC void operator()(const BlockArgs& a, int64_t n) const {
+    const E& e = *static_cast<const E*>(a.expr);
+    T* out = static_cast<T*>(a.out);
+    // Leaf pointers in locals (registers), not re-read from `a` after every store.
+    constexpr int nl = leaf_count<E>() > 0 ? leaf_count<E>() : 1;
+    const void* in[nl];
+    for (int k = 0; k < nl; ++k) in[k] = a.in[k];
+    if constexpr (std::same_as<T, float>) {
+      if (a.stream && (reinterpret_cast<uintptr_t>(out) & 63) == 0) {
+        vector_run<V, T, E, true>(e, in, out, n);
+        vstream_fence(V::zero());  // order the non-temporal stores before the region's end
+        return;
+      }
     }
+    vector_run<V, T, E, false>(e, in, out, n);
   }
-  vector_run<T, E, false>(e, in, out, n);
-}
+};
+#pragma GCC diagnostic pop
 #endif
 
-/// The kernel for `e` into a `T` destination: the vector one when the region, the
-/// destination type and the CPU allow it.
+/// The kernel for `e` into a `T` destination: the vector one for the engine's instruction
+/// set when the region, the destination type and the CPU allow it.
 template <class T, class E>
 BlockFn block_kernel() {
-#if TORCHTPU_HAS_AVX512_PATH
+#if TORCHTPU_HAS_VECTOR_PATH
   if constexpr (vec_storage<T> && vectorizable<E>())
-    if (cpu_has_avx512()) return &vector_block<T, E>;
+    return vector_entry<VectorBlock<T, E>, const BlockArgs&, int64_t>(&scalar_block<T, E>);
 #endif
   return &scalar_block<T, E>;
 }

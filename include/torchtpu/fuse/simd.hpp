@@ -1,49 +1,113 @@
-// torchtpu/fuse/simd.hpp — explicit 16-lane float vectors (AVX-512) for the fused CPU loops.
-// Functions carry per-function target attributes and run only after a run-time CPU check,
-// so users need no -march flag; on other CPUs the scalar loops run.
+// torchtpu/fuse/simd.hpp — the portable vector layer of the CPU engine, on Google Highway
+// (hwy/highway.h, header-only use: nothing to link). One source, compiled in one translation
+// unit for each vector target (AVX-512 and AVX2+FMA on x86-64, NEON on aarch64) with per-
+// function target attributes, and chosen at run time from the CPU: users need no -march flag.
+//
+// How code is written over it (docs/cpu-engine.md, "Vector targets"):
+// - `FloatVec<Target>` is the native float vector of one Highway target (16 lanes on AVX-512,
+//   8 on AVX2, 4 on NEON), `FloatMask<Target>` its lane mask. Their operations (`+`, `vfma`,
+//   `select`, loads and stores of f32 and bf16, `hsum`, ...) are defined once per target in
+//   simd_target-inl.hpp, which Highway's foreach_target.h includes once per target.
+// - Everything above them (vector math in vecmath.hpp, op structs' `simd` members, the fused
+//   loop bodies) is an ordinary template over the vector type `V`, written once.
+// - A loop kernel is entered through `TargetCall<Target>::run`, which is compiled for that
+//   target and `flatten`: the whole body, its vector functions and Highway's are inlined into
+//   it, so every instruction is of that target and no vector crosses a call.
+// - `cpu_isa()` picks the target once: the best the CPU has, or `TORCHTPU_CPU_ISA`.
 #pragma once
 #include <cstdint>  // int64_t, uint16_t, uint32_t
 #include <cstdlib>  // std::getenv
+#include <cstring>  // std::strcmp, std::memcpy
+#include <string>   // std::string
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include "intrin.hpp"  // AVX-512 intrinsics (usable under a target attribute)
-#define TORCHTPU_HAS_AVX512_PATH 1
-#else
-#define TORCHTPU_HAS_AVX512_PATH 0
+#include "../core/errors.hpp"  // ValueError
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__)) && defined(__has_include)
+#if __has_include(<hwy/highway.h>)
+#define TORCHTPU_HAS_VECTOR_PATH 1
 #endif
-
-/// The instruction sets the vector path is compiled for (and checked at run time).
-#define TORCHTPU_SIMD_ISA "avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,bmi2"
-#if TORCHTPU_HAS_AVX512_PATH
-/// Marks a small vector function: always inlined, compiled for TORCHTPU_SIMD_ISA. Op structs
-/// use it on their `simd` members (a call chain under it never crosses a function boundary,
-/// so no vector crosses an ABI that lacks AVX-512).
-#define TORCHTPU_SIMD [[gnu::always_inline, gnu::target(TORCHTPU_SIMD_ISA)]] inline
-/// Marks a loop kernel compiled for TORCHTPU_SIMD_ISA (called only when the CPU has it).
-#define TORCHTPU_SIMD_KERNEL [[gnu::target(TORCHTPU_SIMD_ISA)]]
-#else
-#define TORCHTPU_SIMD inline
-#define TORCHTPU_SIMD_KERNEL
+#endif
+#ifndef TORCHTPU_HAS_VECTOR_PATH
+#define TORCHTPU_HAS_VECTOR_PATH 0
 #endif
 
 namespace torchtpu::detail {
 
-#if TORCHTPU_HAS_AVX512_PATH
-/// True when this CPU runs the AVX-512 vector path (F, DQ, BW, VL and FMA), checked once.
-/// `TORCHTPU_DISABLE_SIMD=1` in the environment turns the vector path off (for comparisons).
-inline bool cpu_has_avx512() {
-  static const bool ok = [] {
-    const char* off = std::getenv("TORCHTPU_DISABLE_SIMD");
-    if (off && off[0] == '1') return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
-  }();
-  return ok;
+/// The vector instruction sets the CPU engine has code for.
+enum class CpuIsa { scalar, avx2, avx512, neon };
+
+/// The name `TORCHTPU_CPU_ISA` and `cpu_isa_name` use: "scalar", "avx2", "avx512", "neon".
+inline const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::avx2: return "avx2";
+    case CpuIsa::avx512: return "avx512";
+    case CpuIsa::neon: return "neon";
+    default: return "scalar";
+  }
 }
-/// True when the CPU has AVX512-BF16 (`vdpbf16ps`).
+
+/// True when this CPU (and build) can run `isa`'s vector code.
+inline bool cpu_supports(CpuIsa isa) {
+  if (isa == CpuIsa::scalar) return true;
+#if TORCHTPU_HAS_VECTOR_PATH && defined(__x86_64__)
+  __builtin_cpu_init();
+  // What Highway's AVX2 target is compiled for (HWY_TARGET_STR_AVX2): SSE4, AVX2, BMI, BMI2,
+  // FMA, F16C, PCLMUL, AES; AVX-512 adds F, VL, DQ and BW.
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+                    __builtin_cpu_supports("f16c") && __builtin_cpu_supports("pclmul") &&
+                    __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.2");
+  if (isa == CpuIsa::avx2) return avx2;
+  if (isa == CpuIsa::avx512)
+    return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+  return false;
+#elif TORCHTPU_HAS_VECTOR_PATH && defined(__aarch64__)
+  return isa == CpuIsa::neon;  // NEON (Advanced SIMD) is part of every ARMv8-A core
+#else
+  return false;
+#endif
+}
+
+/// The best instruction set of this CPU that the engine has code for, or the one named by
+/// `TORCHTPU_CPU_ISA` (scalar, avx2, avx512, neon); `TORCHTPU_DISABLE_SIMD=1` is the older
+/// spelling of `TORCHTPU_CPU_ISA=scalar`.
+///
+/// **Errors:** `ValueError` if `TORCHTPU_CPU_ISA` names an unknown set or one this CPU or
+/// build cannot run (it lists those it can).
+inline CpuIsa choose_cpu_isa() {
+  const CpuIsa order[] = {CpuIsa::avx512, CpuIsa::avx2, CpuIsa::neon};
+  if (const char* env = std::getenv("TORCHTPU_CPU_ISA"); env && env[0]) {
+    for (CpuIsa isa : {CpuIsa::scalar, CpuIsa::avx2, CpuIsa::avx512, CpuIsa::neon}) {
+      if (std::strcmp(env, cpu_isa_name(isa)) != 0) continue;
+      if (cpu_supports(isa)) return isa;
+      break;
+    }
+    std::string have;
+    for (CpuIsa isa : order)
+      if (cpu_supports(isa)) have += std::string(cpu_isa_name(isa)) + ", ";
+    throw ValueError("TORCHTPU_CPU_ISA=" + std::string(env) + ": not an instruction set this CPU and build can run (they are: " +
+                     have + "scalar)");
+  }
+  if (const char* off = std::getenv("TORCHTPU_DISABLE_SIMD"); off && off[0] == '1') return CpuIsa::scalar;
+  for (CpuIsa isa : order)
+    if (cpu_supports(isa)) return isa;
+  return CpuIsa::scalar;
+}
+
+/// The instruction set the CPU engine runs, chosen once per process (`choose_cpu_isa`).
+inline CpuIsa cpu_isa() {
+  static const CpuIsa isa = choose_cpu_isa();
+  return isa;
+}
+
+/// True when the engine runs its AVX-512 code (the hand-tuned GEMM, GEMV and reduction
+/// kernels that have no portable form yet test this).
+inline bool cpu_has_avx512() { return cpu_isa() == CpuIsa::avx512; }
+
+/// True when the CPU has AVX512-BF16 (`vdpbf16ps`) and the engine runs its AVX-512 code.
 inline bool cpu_has_avx512_bf16() {
+#if TORCHTPU_HAS_VECTOR_PATH && defined(__x86_64__)
   static const bool ok = [] {
     if (!cpu_has_avx512()) return false;
     // CPUID leaf 7 subleaf 1, EAX bit 5: AVX512_BF16 (Intel SDM vol. 2A, CPUID).
@@ -52,110 +116,106 @@ inline bool cpu_has_avx512_bf16() {
     return ((a >> 5) & 1u) != 0;
   }();
   return ok;
-}
-
-/// (Intrinsics with an "undefined" source register are called in their zero-masked form with
-/// a full mask: GCC 12 warns -Wmaybe-uninitialized about the plain forms once inlined.)
-///
-/// 16 floats in one zmm register. Arithmetic is IEEE (no fast-math); `/` is exact.
-struct VecF {
-  __m512 v;
-  static constexpr int lanes = 16;
-};
-using MaskF = __mmask16;
-
-TORCHTPU_SIMD VecF vset1(float x) { return {_mm512_set1_ps(x)}; }
-TORCHTPU_SIMD VecF vzero() { return {_mm512_setzero_ps()}; }
-TORCHTPU_SIMD MaskF lane_mask(int64_t n) { return n >= 16 ? MaskF(0xffff) : MaskF((1u << n) - 1u); }
-/// Loads `n` (<= 16) floats; lanes past `n` are 0 and their memory is not touched.
-TORCHTPU_SIMD VecF vload(const float* p, int64_t n) {
-  return n >= 16 ? VecF{_mm512_loadu_ps(p)} : VecF{_mm512_maskz_loadu_ps(lane_mask(n), p)};
-}
-TORCHTPU_SIMD void vstore(float* p, VecF x, int64_t n) {
-  if (n >= 16) _mm512_storeu_ps(p, x.v);
-  else _mm512_mask_storeu_ps(p, lane_mask(n), x.v);
-}
-/// bf16 bits → float (exact).
-TORCHTPU_SIMD VecF vload_bf16(const uint16_t* p, int64_t n) {
-  const __m256i h = n >= 16 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
-                            : _mm256_maskz_loadu_epi16(lane_mask(n), p);
-  return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16))};
-}
-/// float → bf16 bits, round to nearest even, NaN kept quiet (as bfloat16::round_from_float).
-TORCHTPU_SIMD __m256i to_bf16_bits(VecF x) {
-  const __m512i u = _mm512_castps_si512(x.v);
-  const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_maskz_srli_epi32(0xffff, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
-  const MaskF nan = _mm512_cmp_ps_mask(x.v, x.v, _CMP_UNORD_Q);
-  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(0x40)));
-  return _mm512_maskz_cvtepi32_epi16(0xffff, r);
-}
-TORCHTPU_SIMD void vstore_bf16(uint16_t* p, VecF x, int64_t n) {
-  const __m256i h = to_bf16_bits(x);
-  if (n >= 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
-  else _mm256_mask_storeu_epi16(p, lane_mask(n), h);
-}
-/// Rounds each lane to bf16 and back (what storing a bf16 intermediate does).
-TORCHTPU_SIMD VecF round_bf16(VecF x) {
-  return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, to_bf16_bits(x)), 16))};
-}
-
-TORCHTPU_SIMD VecF operator+(VecF a, VecF b) { return {_mm512_add_ps(a.v, b.v)}; }
-TORCHTPU_SIMD VecF operator-(VecF a, VecF b) { return {_mm512_sub_ps(a.v, b.v)}; }
-TORCHTPU_SIMD VecF operator*(VecF a, VecF b) { return {_mm512_mul_ps(a.v, b.v)}; }
-TORCHTPU_SIMD VecF operator/(VecF a, VecF b) { return {_mm512_div_ps(a.v, b.v)}; }
-TORCHTPU_SIMD VecF operator-(VecF a) { return {_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a.v), _mm512_set1_epi32(int(0x80000000u))))}; }
-/// a * b + c with one rounding.
-TORCHTPU_SIMD VecF vfma(VecF a, VecF b, VecF c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
-TORCHTPU_SIMD VecF vabs(VecF a) { return {_mm512_abs_ps(a.v)}; }
-TORCHTPU_SIMD VecF vsqrt(VecF a) { return {_mm512_maskz_sqrt_ps(0xffff, a.v)}; }
-TORCHTPU_SIMD MaskF is_nan(VecF a) { return _mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q); }
-TORCHTPU_SIMD MaskF operator<(VecF a, VecF b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ); }
-TORCHTPU_SIMD MaskF operator>(VecF a, VecF b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ); }
-TORCHTPU_SIMD MaskF operator==(VecF a, VecF b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ); }
-/// Lane-wise `m ? a : b`.
-TORCHTPU_SIMD VecF select(MaskF m, VecF a, VecF b) { return {_mm512_mask_mov_ps(b.v, m, a.v)}; }
-/// max/min where a NaN in `x` is returned as is (the bound never is NaN).
-TORCHTPU_SIMD VecF vmax_keep_nan(VecF bound, VecF x) { return {_mm512_maskz_max_ps(0xffff, bound.v, x.v)}; }
-TORCHTPU_SIMD VecF vmin_keep_nan(VecF bound, VecF x) { return {_mm512_maskz_min_ps(0xffff, bound.v, x.v)}; }
-/// NaN-propagating max/min of two vectors (torch.maximum / minimum).
-TORCHTPU_SIMD VecF vmaximum(VecF a, VecF b) {
-  const VecF r{_mm512_maskz_max_ps(0xffff, a.v, b.v)};
-  return select(is_nan(a), a, select(is_nan(b), b, r));
-}
-TORCHTPU_SIMD VecF vminimum(VecF a, VecF b) {
-  const VecF r{_mm512_maskz_min_ps(0xffff, a.v, b.v)};
-  return select(is_nan(a), a, select(is_nan(b), b, r));
-}
-/// 1 / d for normal d (reciprocal estimate + one Newton step, about 1 ulp); the math
-/// functions use it for denominators in [1, 2] (sigmoid) and [1, 336] (tanh).
-TORCHTPU_SIMD VecF vrecip_1_2(VecF d) {
-  const __m512 r = _mm512_maskz_rcp14_ps(0xffff, d.v);
-  return {_mm512_mul_ps(r, _mm512_fnmadd_ps(d.v, r, _mm512_set1_ps(2.0f)))};
-}
-/// Horizontal sum, in a fixed order (deterministic): halves added pairwise.
-TORCHTPU_SIMD float hsum(VecF a) {
-  const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a.v), 0));
-  const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a.v), 1));
-  const __m256 s8 = _mm256_add_ps(lo, hi);
-  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  s4 = _mm_add_ss(s4, _mm_shuffle_ps(s4, s4, 1));
-  return _mm_cvtss_f32(s4);
-}
-/// Horizontal maximum (no NaN handling; callers check NaN separately).
-TORCHTPU_SIMD float hmax(VecF a) {
-  const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a.v), 0));
-  const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a.v), 1));
-  const __m256 s8 = _mm256_max_ps(lo, hi);
-  __m128 s4 = _mm_max_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  s4 = _mm_max_ps(s4, _mm_movehl_ps(s4, s4));
-  s4 = _mm_max_ss(s4, _mm_shuffle_ps(s4, s4, 1));
-  return _mm_cvtss_f32(s4);
-}
 #else
-inline bool cpu_has_avx512() { return false; }
-inline bool cpu_has_avx512_bf16() { return false; }
+  return false;
 #endif
+}
+
+/// The float vector of one Highway target (`HWY_AVX3`, `HWY_AVX2`, `HWY_NEON`), defined in
+/// simd_target-inl.hpp: `v` (the raw register), `lanes`, and static `set1`, `zero`, `load`,
+/// `load_n`, `load_bf16`, `iota`.
+template <int64_t Target> struct FloatVec;
+/// The lane mask of `FloatVec<Target>`.
+template <int64_t Target> struct FloatMask;
+/// `run(body, args...)`: calls `body.template operator()<FloatVec<Target>>(args...)` from a
+/// function compiled for `Target` with everything inlined into it (simd_target-inl.hpp).
+template <int64_t Target> struct TargetCall;
 
 }  // namespace torchtpu::detail
+
+#if TORCHTPU_HAS_VECTOR_PATH
+// The targets compiled: AVX-512 (Highway's AVX3) and AVX2 on x86-64, NEON on aarch64 (each
+// the lowest that has the feature). Highway's other targets (SSE4, SVE, ...) are left out:
+// each costs compile time in every translation unit, and SVE's sizeless vectors cannot be
+// members of `FloatVec` (docs/cpu-engine.md). A program that defines HWY_TARGETS itself
+// before including torchtpu gets the vector paths its list contains.
+#include <hwy/detect_compiler_arch.h>  // HWY_ARCH_X86, HWY_ARCH_ARM_A64
+#include <hwy/cache_control.h>        // hwy::Prefetch, hwy::FlushStream
+#ifndef HWY_TARGETS
+#if HWY_ARCH_X86
+#define HWY_TARGETS (HWY_AVX3 | HWY_AVX2 | HWY_STATIC_TARGET)
+#else
+#define HWY_TARGETS HWY_STATIC_TARGET
+#endif
+#endif
+#pragma push_macro("HWY_TARGET_INCLUDE")
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "torchtpu/fuse/simd_target-inl.hpp"
+#include <hwy/foreach_target.h>  // includes simd_target-inl.hpp once per non-static target
+#include <hwy/highway.h>         // the static target (NEON on aarch64, AVX2 with -mavx2, ...)
+#include "simd_target-inl.hpp"   // the static target's FloatVec
+#pragma pop_macro("HWY_TARGET_INCLUDE")
+#endif
+
+namespace torchtpu::detail {
+
+#if TORCHTPU_HAS_VECTOR_PATH && HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX3)
+#define TORCHTPU_HAS_AVX512_PATH 1
+#else
+#define TORCHTPU_HAS_AVX512_PATH 0
+#endif
+#if TORCHTPU_HAS_VECTOR_PATH && HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
+#define TORCHTPU_HAS_AVX2_PATH 1
+#else
+#define TORCHTPU_HAS_AVX2_PATH 0
+#endif
+#if TORCHTPU_HAS_VECTOR_PATH && HWY_ARCH_ARM_A64
+#define TORCHTPU_HAS_NEON_PATH 1
+#else
+#define TORCHTPU_HAS_NEON_PATH 0
+#endif
+
+/// `Body`'s entry point for the engine's instruction set, or `scalar` when the CPU runs scalar
+/// code (or `enabled` is false). `Body` is an empty function object whose call operator is a
+/// template over the vector type: `template <class V> void operator()(Args...) const`. The
+/// pointer is to a function compiled for that instruction set with the body inlined into it.
+template <class Body, class... Args>
+auto vector_entry(void (*scalar)(Args...), bool enabled = true) -> void (*)(Args...) {
+  if (!enabled) return scalar;
+  switch (cpu_isa()) {
+#if TORCHTPU_HAS_AVX512_PATH
+    case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<Body, Args...>;
+#endif
+#if TORCHTPU_HAS_AVX2_PATH
+    case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<Body, Args...>;
+#endif
+#if TORCHTPU_HAS_NEON_PATH
+    case CpuIsa::neon: return &TargetCall<HWY_NEON>::template run<Body, Args...>;
+#endif
+    default: return scalar;
+  }
+}
+
+#if TORCHTPU_HAS_AVX512_PATH
+/// One vector type of this build, to test whether an op has a vector form (`has_simd`).
+using ProbeFloatVec = FloatVec<HWY_AVX3>;
+#elif TORCHTPU_HAS_AVX2_PATH
+using ProbeFloatVec = FloatVec<HWY_AVX2>;
+#elif TORCHTPU_HAS_NEON_PATH
+using ProbeFloatVec = FloatVec<HWY_NEON>;
+#endif
+
+/// Marks a function written over the portable vector type `V` (vector math, op structs'
+/// `simd` members, loop bodies): always inlined, with no target of its own, so it becomes
+/// part of the target-compiled kernel that calls it. (Were such a function called out of
+/// line, a vector argument would cross between code compiled for a target and code compiled
+/// for none, whose calling conventions for vectors differ; always-inline rules that out.)
+#define TORCHTPU_VEC [[gnu::always_inline]] inline
+
+/// True for the vector types of simd_target-inl.hpp.
+template <class V> inline constexpr bool is_float_vec = false;
+template <int64_t T> inline constexpr bool is_float_vec<FloatVec<T>> = true;
+
+}  // namespace torchtpu::detail
+
+#include "simd_avx512.hpp"  // the AVX-512-only kernels' names (VecF, vset1, lane_mask, ...)

@@ -35,9 +35,9 @@ inline void unflatten_row(const LoopPlan& p, int64_t row, int64_t* idx) {
 }
 
 
-#if TORCHTPU_HAS_AVX512_PATH
+#if TORCHTPU_HAS_VECTOR_PATH
 template <class Op, class... Args>
-concept has_simd = requires(const Op& op) { op.simd((void(sizeof(Args*)), VecF{})...); };
+concept has_simd = requires(const Op& op) { op.simd((void(sizeof(Args*)), ProbeFloatVec{})...); };
 #else
 template <class Op, class... Args>
 concept has_simd = false;

@@ -56,7 +56,7 @@ struct AddOp : same_type_policy {
     return b.binary(x[0].dtype == ScalarType::Bool ? "or" : "add", x[0], x[1]);
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a + b; }
+  template <class V> TORCHTPU_VEC V simd(V a, V b) const { return a + b; }
 };
 /// Elementwise difference. **Dtypes:** all but bool (as in PyTorch).
 struct SubOp : same_type_policy {
@@ -67,7 +67,7 @@ struct SubOp : same_type_policy {
   /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const { return detail::wrap_sub(a, b); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a - b; }
+  template <class V> TORCHTPU_VEC V simd(V a, V b) const { return a - b; }
 };
 /// Elementwise product.
 struct MulOp : same_type_policy {
@@ -86,7 +86,7 @@ struct MulOp : same_type_policy {
     return b.binary(x[0].dtype == ScalarType::Bool ? "and" : "multiply", x[0], x[1]);
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a * b; }
+  template <class V> TORCHTPU_VEC V simd(V a, V b) const { return a * b; }
 };
 /// True division: integer and bool operands give float32 (PyTorch's `/`).
 struct DivOp : floating_policy {
@@ -97,7 +97,7 @@ struct DivOp : floating_policy {
   /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const { return a / b; }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return a / b; }
+  template <class V> TORCHTPU_VEC V simd(V a, V b) const { return a / b; }
 };
 /// Division rounded toward negative infinity (Python's `//`). Signed integers: MIN // -1 wraps
 /// to MIN (two's complement, as NumPy), never a hardware trap; the same on every device.
@@ -227,7 +227,7 @@ struct MinimumOp : same_type_policy {
     return b < a ? b : a;
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return vminimum(a, b); }
+  template <class V> TORCHTPU_VEC V simd(V a, V b) const { return vminimum(a, b); }
 };
 /// Elementwise maximum; NaN propagates.
 struct MaximumOp : same_type_policy {
@@ -242,7 +242,7 @@ struct MaximumOp : same_type_policy {
     return a < b ? b : a;
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V a, V b) const { return vmaximum(a, b); }
+  template <class V> TORCHTPU_VEC V simd(V a, V b) const { return vmaximum(a, b); }
 };
 
 template <class A, class B>

@@ -28,7 +28,7 @@ struct SumOp {
   /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   /// Vector form of `combine` (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
+  template <class V> TORCHTPU_VEC static V simd_combine(V a, V b) { return a + b; }
 };
 /// Arithmetic mean. **Dtypes:** floating point only (as torch.mean).
 struct MeanOp {
@@ -54,7 +54,7 @@ struct MeanOp {
     return b.divide(acc, b.constant(static_cast<double>(n), acc.dtype, acc.dims));
   }
   /// Vector form of `combine` (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a + b; }
+  template <class V> TORCHTPU_VEC static V simd_combine(V a, V b) { return a + b; }
 };
 /// Product; integers and bool give int64 (wrapping around on overflow, as torch).
 struct ProdOp {
@@ -73,7 +73,7 @@ struct ProdOp {
   /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   /// Vector form of `combine` (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return a * b; }
+  template <class V> TORCHTPU_VEC static V simd_combine(V a, V b) { return a * b; }
 };
 /// Maximum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
 struct MaxOp {
@@ -101,7 +101,7 @@ struct MaxOp {
   /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   /// Vector form of `combine` (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return vmaximum(a, b); }
+  template <class V> TORCHTPU_VEC static V simd_combine(V a, V b) { return vmaximum(a, b); }
 };
 /// Minimum; NaN propagates. **Errors:** ShapeError when reducing a zero-size dim.
 struct MinOp {
@@ -129,7 +129,7 @@ struct MinOp {
   /// Result from the accumulator of `n` reduced elements.
   template <class A> static constexpr A finalize(A a, int64_t) { return a; }
   /// Vector form of `combine` (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD static V simd_combine(V a, V b) { return vminimum(a, b); }
+  template <class V> TORCHTPU_VEC static V simd_combine(V a, V b) { return vminimum(a, b); }
 };
 /// True if any element is nonzero.
 struct AnyOp {

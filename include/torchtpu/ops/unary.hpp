@@ -20,7 +20,7 @@ struct NegOp : same_type_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M x) const { return detail::wrap_neg(x); }  // neg(MIN) = MIN
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return -x; }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return -x; }
 };
 /// Elementwise absolute value (unsigned values pass through).
 struct AbsOp : same_type_policy {
@@ -34,7 +34,7 @@ struct AbsOp : same_type_policy {
     else return x < M(0) ? detail::wrap_neg(x) : x;  // abs(MIN) = MIN, as torch
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vabs(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vabs(x); }
 };
 /// Elementwise e^x; integers and bool compute in float32.
 struct ExpOp : floating_policy {
@@ -47,7 +47,7 @@ struct ExpOp : floating_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::exp(x); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vexp(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vexp(x); }
 };
 /// Elementwise natural logarithm; integers and bool compute in float32.
 struct LogOp : floating_policy {
@@ -60,7 +60,7 @@ struct LogOp : floating_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::log(x); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vlog(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vlog(x); }
 };
 /// Elementwise log(1 + x), accurate for small x.
 struct Log1pOp : floating_policy {
@@ -93,7 +93,7 @@ struct SqrtOp : floating_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::sqrt(x); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vsqrt(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vsqrt(x); }
 };
 /// Elementwise 1 / sqrt(x).
 struct RsqrtOp : floating_policy {
@@ -104,7 +104,7 @@ struct RsqrtOp : floating_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return M(1) / std::sqrt(x); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vrsqrt(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vrsqrt(x); }
 };
 /// Elementwise sine (radians).
 struct SinOp : floating_policy {
@@ -139,7 +139,7 @@ struct TanhOp : floating_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::tanh(x); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vtanh(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vtanh(x); }
 };
 /// Elementwise Gauss error function.
 struct ErfOp : floating_policy {
@@ -152,7 +152,7 @@ struct ErfOp : floating_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return std::erf(x); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return verf(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return verf(x); }
 };
 /// Logistic sigmoid 1 / (1 + exp(-x)).
 struct SigmoidOp : floating_policy {
@@ -165,7 +165,7 @@ struct SigmoidOp : floating_policy {
   /// CPU kernel: the op on one value of the compute type.
   template <class M> M operator()(M x) const { return M(1) / (M(1) + std::exp(-x)); }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vsigmoid(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vsigmoid(x); }
 };
 /// max(x, 0); NaN stays NaN (as torch.relu).
 struct ReluOp : same_type_policy {
@@ -181,7 +181,7 @@ struct ReluOp : same_type_policy {
     return b.maximum(x[0], b.constant(0, x[0].dtype, x[0].dims));
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vrelu(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vrelu(x); }
 };
 /// GELU. Exact form `x/2 · (1 + erf(x/√2))`; tanh form
 /// `x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))`.
@@ -218,7 +218,7 @@ struct GeluOp : floating_policy {
     return b.multiply(b.multiply(c(0.5), x[0]), b.add(c(1), inner));
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vgelu(x, tanh_approx); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vgelu(x, tanh_approx); }
 };
 /// x · sigmoid(x) (a.k.a. swish).
 struct SiluOp : floating_policy {
@@ -236,7 +236,7 @@ struct SiluOp : floating_policy {
     return b.multiply(x[0], b.unary("logistic", x[0]));
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vsilu(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vsilu(x); }
 };
 /// Clamp to [lo, hi]; NaN stays NaN (torch.clamp / hardtanh).
 struct ClampOp : same_type_policy {
@@ -276,7 +276,7 @@ struct ClampOp : same_type_policy {
     return r;
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vclamp(x, float(lo), float(hi)); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vclamp(x, float(lo), float(hi)); }
 };
 /// x · relu6(x + 3) / 6. **Source:** Howard et al., "Searching for MobileNetV3", arXiv:1905.02244.
 struct HardswishOp : floating_policy {
@@ -296,7 +296,7 @@ struct HardswishOp : floating_policy {
     return b.divide(b.multiply(x[0], b.clamp(c(0), b.add(x[0], c(3)), c(6))), c(6));
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vhardswish(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vhardswish(x); }
 };
 /// relu6(x + 3) / 6. **Source:** arXiv:1905.02244.
 struct HardsigmoidOp : floating_policy {
@@ -316,7 +316,7 @@ struct HardsigmoidOp : floating_policy {
     return b.divide(b.clamp(c(0), b.add(x[0], c(3)), c(6)), c(6));
   }
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
-  template <class V> TORCHTPU_SIMD V simd(V x) const { return vhardsigmoid(x); }
+  template <class V> TORCHTPU_VEC V simd(V x) const { return vhardsigmoid(x); }
 };
 
 template <class X> requires expression<bare<X>> auto neg(X&& x) { return make_map(NegOp{}, std::forward<X>(x)); }

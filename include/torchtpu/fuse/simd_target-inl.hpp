@@ -1,0 +1,284 @@
+// torchtpu/fuse/simd_target-inl.hpp — the vector types and operations of ONE Highway target
+// (HWY_TARGET): included by fuse/simd.hpp through hwy/foreach_target.h, once per target, so
+// everything here is compiled for that target's instruction set (HWY_BEFORE_NAMESPACE puts a
+// target pragma around it). Only this file and simd_avx512.hpp name instructions; the vector
+// math, op structs and loop bodies are written over these operations.
+//
+// Operations are plain `inline` functions, not always-inline: they are called from templates
+// compiled for no particular target (op structs' `simd` members, vecmath.hpp), which GCC may
+// not always-inline a target function into. `TargetCall<T>::run` is `flatten`, so inside a
+// kernel everything is inlined anyway.
+//
+// (No include guard of the usual kind: Highway's per-target toggle, as its docs prescribe.)
+#if defined(TORCHTPU_FUSE_SIMD_TARGET_INL_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TORCHTPU_FUSE_SIMD_TARGET_INL_
+#undef TORCHTPU_FUSE_SIMD_TARGET_INL_
+#else
+#define TORCHTPU_FUSE_SIMD_TARGET_INL_
+#endif
+
+#include <hwy/highway.h>  // this target's ops (hwy::HWY_NAMESPACE)
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_NEON
+HWY_BEFORE_NAMESPACE();
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // vectors passed between target and generic code
+namespace torchtpu::detail {
+#define TORCHTPU_FV FloatVec<HWY_TARGET>
+#define TORCHTPU_FM FloatMask<HWY_TARGET>
+
+template <>
+struct FloatMask<HWY_TARGET> {
+  using D = hwy::HWY_NAMESPACE::ScalableTag<float>;
+  hwy::HWY_NAMESPACE::Mask<D> m;
+};
+
+/// HWY_TARGET's float vector: `lanes` floats in one register.
+template <>
+struct FloatVec<HWY_TARGET> {
+  using D = hwy::HWY_NAMESPACE::ScalableTag<float>;
+  using H = hwy::HWY_NAMESPACE::Vec<D>;
+  using Raw = decltype(H().raw);
+  using Mask = FloatMask<HWY_TARGET>;
+  static constexpr int lanes = int(HWY_LANES(float));
+  /// True when partial loads and stores must not touch memory past `n` through the vector
+  /// unit (Highway's masked loads may fault there on this target): they go through a buffer.
+  static constexpr bool partial_via_buffer = HWY_TARGET != HWY_AVX3;
+  Raw v;
+
+  H h() const { return H(v); }
+  static FloatVec of(H x) { return {x.raw}; }
+  static FloatVec set1(float x) { return of(hwy::HWY_NAMESPACE::Set(D(), x)); }
+  static FloatVec zero() { return of(hwy::HWY_NAMESPACE::Zero(D())); }
+  /// 0, 1, 2, ... in the lanes.
+  static FloatVec iota() { return of(hwy::HWY_NAMESPACE::Iota(D(), 0.0f)); }
+  /// `lanes` floats from `p` (any alignment).
+  static FloatVec load(const float* p) { return of(hwy::HWY_NAMESPACE::LoadU(D(), p)); }
+  /// `n` floats from `p` (0 <= n; at most `lanes` are read); lanes at and past `n` are 0, and
+  /// no memory past p + n is touched.
+  static FloatVec load_n(const float* p, int64_t n) {
+    if (n >= lanes) return load(p);
+#if HWY_TARGET == HWY_AVX3
+    return {_mm512_maskz_loadu_ps(__mmask16((1u << n) - 1u), p)};
+#else
+    alignas(64) float t[lanes] = {};
+    if (n > 0) std::memcpy(t, p, size_t(n) * sizeof(float));
+    return load(t);
+#endif
+  }
+  /// `n` bf16 values (raw bits) from `p` as floats (exact), lanes past `n` 0, as `load_n`.
+  static FloatVec load_bf16(const uint16_t* p, int64_t n) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    const hn::Rebind<uint16_t, D> d16;
+    const hn::Rebind<uint32_t, D> d32;
+    hn::Vec<decltype(d16)> h;
+    if (n >= lanes) {
+      h = hn::LoadU(d16, p);
+    } else {
+#if HWY_TARGET == HWY_AVX3
+      h = decltype(h){_mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1u), p)};
+#else
+      alignas(64) uint16_t t[lanes] = {};
+      if (n > 0) std::memcpy(t, p, size_t(n) * sizeof(uint16_t));
+      h = hn::LoadU(d16, t);
+#endif
+    }
+    return of(hn::BitCast(D(), hn::ShiftLeft<16>(hn::PromoteTo(d32, h))));
+  }
+  /// The mask of lanes [0, n).
+  static Mask first_n(int64_t n) {
+    return {hwy::HWY_NAMESPACE::FirstN(D(), size_t(n < 0 ? 0 : n > lanes ? lanes : n))};
+  }
+};
+
+
+/// Stores lanes [0, n) of `x` at `p` (n >= lanes: all); memory past p + n is not touched.
+inline void vstore(float* p, TORCHTPU_FV x, int64_t n) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  if (n >= TORCHTPU_FV::lanes) return hn::StoreU(x.h(), TORCHTPU_FV::D(), p);
+#if HWY_TARGET == HWY_AVX3
+  _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1u), x.v);
+#else
+  alignas(64) float t[TORCHTPU_FV::lanes];
+  hn::StoreU(x.h(), TORCHTPU_FV::D(), t);
+  if (n > 0) std::memcpy(p, t, size_t(n) * sizeof(float));
+#endif
+}
+/// All lanes to `p`, aligned to the vector size, with a non-temporal store (`vstream_fence`
+/// orders such stores before later ones).
+inline void vstream(float* p, TORCHTPU_FV x) { hwy::HWY_NAMESPACE::Stream(x.h(), TORCHTPU_FV::D(), p); }
+inline void vstream_fence(TORCHTPU_FV) { hwy::FlushStream(); }
+
+/// float → bf16 bits, round to nearest even, NaN kept quiet (as bfloat16::round_from_float).
+inline hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, TORCHTPU_FV::D>> to_bf16_bits(TORCHTPU_FV x) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint32_t, TORCHTPU_FV::D> du;
+  const hn::Rebind<int32_t, TORCHTPU_FV::D> di;
+  const hn::Rebind<uint16_t, TORCHTPU_FV::D> d16;
+  const auto u = hn::BitCast(du, x.h());
+  const auto hi = hn::ShiftRight<16>(u);
+  const auto rounded = hn::ShiftRight<16>(hn::Add(hn::Add(u, hn::Set(du, 0x7fffu)), hn::And(hi, hn::Set(du, 1u))));
+  const auto nan = hn::RebindMask(du, hn::IsNaN(x.h()));
+  const auto r = hn::IfThenElse(nan, hn::Or(hi, hn::Set(du, 0x40u)), rounded);
+  return hn::DemoteTo(d16, hn::BitCast(di, r));
+}
+/// Stores lanes [0, n) of `x` rounded to bf16 at `p`, as `vstore`.
+inline void vstore_bf16(uint16_t* p, TORCHTPU_FV x, int64_t n) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint16_t, TORCHTPU_FV::D> d16;
+  const auto h = to_bf16_bits(x);
+  if (n >= TORCHTPU_FV::lanes) return hn::StoreU(h, d16, p);
+#if HWY_TARGET == HWY_AVX3
+  _mm256_mask_storeu_epi16(p, __mmask16((1u << n) - 1u), h.raw);
+#else
+  alignas(64) uint16_t t[TORCHTPU_FV::lanes];
+  hn::StoreU(h, d16, t);
+  if (n > 0) std::memcpy(p, t, size_t(n) * sizeof(uint16_t));
+#endif
+}
+/// Rounds each lane to bf16 and back (what storing a bf16 intermediate does).
+inline TORCHTPU_FV round_bf16(TORCHTPU_FV x) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint32_t, TORCHTPU_FV::D> du;
+  return TORCHTPU_FV::of(hn::BitCast(TORCHTPU_FV::D(), hn::ShiftLeft<16>(hn::PromoteTo(du, to_bf16_bits(x)))));
+}
+
+// Arithmetic is IEEE (no fast-math); `/` is exact.
+inline TORCHTPU_FV operator+(TORCHTPU_FV a, TORCHTPU_FV b) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Add(a.h(), b.h())); }
+inline TORCHTPU_FV operator-(TORCHTPU_FV a, TORCHTPU_FV b) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Sub(a.h(), b.h())); }
+inline TORCHTPU_FV operator*(TORCHTPU_FV a, TORCHTPU_FV b) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Mul(a.h(), b.h())); }
+inline TORCHTPU_FV operator/(TORCHTPU_FV a, TORCHTPU_FV b) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Div(a.h(), b.h())); }
+inline TORCHTPU_FV operator-(TORCHTPU_FV a) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Neg(a.h())); }
+/// a * b + c with one rounding.
+inline TORCHTPU_FV vfma(TORCHTPU_FV a, TORCHTPU_FV b, TORCHTPU_FV c) {
+  return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::MulAdd(a.h(), b.h(), c.h()));
+}
+/// c - a * b with one rounding.
+inline TORCHTPU_FV vfnma(TORCHTPU_FV a, TORCHTPU_FV b, TORCHTPU_FV c) {
+  return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::NegMulAdd(a.h(), b.h(), c.h()));
+}
+inline TORCHTPU_FV vabs(TORCHTPU_FV a) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Abs(a.h())); }
+inline TORCHTPU_FV vsqrt(TORCHTPU_FV a) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Sqrt(a.h())); }
+/// Bitwise operations on the float bits (sign manipulation).
+inline TORCHTPU_FV vand(TORCHTPU_FV a, TORCHTPU_FV b) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::And(a.h(), b.h())); }
+inline TORCHTPU_FV vor(TORCHTPU_FV a, TORCHTPU_FV b) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Or(a.h(), b.h())); }
+/// ~a & b.
+inline TORCHTPU_FV vandnot(TORCHTPU_FV a, TORCHTPU_FV b) { return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::AndNot(a.h(), b.h())); }
+
+inline TORCHTPU_FM is_nan(TORCHTPU_FV a) { return {hwy::HWY_NAMESPACE::IsNaN(a.h())}; }
+// Ordered comparisons (false when either lane is NaN).
+inline TORCHTPU_FM operator<(TORCHTPU_FV a, TORCHTPU_FV b) { return {hwy::HWY_NAMESPACE::Lt(a.h(), b.h())}; }
+inline TORCHTPU_FM operator>(TORCHTPU_FV a, TORCHTPU_FV b) { return {hwy::HWY_NAMESPACE::Gt(a.h(), b.h())}; }
+inline TORCHTPU_FM operator<=(TORCHTPU_FV a, TORCHTPU_FV b) { return {hwy::HWY_NAMESPACE::Le(a.h(), b.h())}; }
+inline TORCHTPU_FM operator>=(TORCHTPU_FV a, TORCHTPU_FV b) { return {hwy::HWY_NAMESPACE::Ge(a.h(), b.h())}; }
+inline TORCHTPU_FM operator==(TORCHTPU_FV a, TORCHTPU_FV b) { return {hwy::HWY_NAMESPACE::Eq(a.h(), b.h())}; }
+inline TORCHTPU_FM operator|(TORCHTPU_FM a, TORCHTPU_FM b) { return {hwy::HWY_NAMESPACE::Or(a.m, b.m)}; }
+inline TORCHTPU_FM operator&(TORCHTPU_FM a, TORCHTPU_FM b) { return {hwy::HWY_NAMESPACE::And(a.m, b.m)}; }
+/// Lane-wise `m ? a : b`.
+inline TORCHTPU_FV select(TORCHTPU_FM m, TORCHTPU_FV a, TORCHTPU_FV b) {
+  return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::IfThenElse(m.m, a.h(), b.h()));
+}
+/// max/min where a NaN in `x` is returned as is (`bound` is never NaN): the x86 `maxps`
+/// rule (second operand on NaN) and NEON's `fmax` (NaN propagates) agree on that.
+inline TORCHTPU_FV vmax_keep_nan(TORCHTPU_FV bound, TORCHTPU_FV x) {
+  return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Max(bound.h(), x.h()));
+}
+inline TORCHTPU_FV vmin_keep_nan(TORCHTPU_FV bound, TORCHTPU_FV x) {
+  return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Min(bound.h(), x.h()));
+}
+/// NaN-propagating max/min of two vectors (torch.maximum / minimum).
+inline TORCHTPU_FV vmaximum(TORCHTPU_FV a, TORCHTPU_FV b) {
+  const TORCHTPU_FV r = TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Max(a.h(), b.h()));
+  return select(is_nan(a), a, select(is_nan(b), b, r));
+}
+inline TORCHTPU_FV vminimum(TORCHTPU_FV a, TORCHTPU_FV b) {
+  const TORCHTPU_FV r = TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Min(a.h(), b.h()));
+  return select(is_nan(a), a, select(is_nan(b), b, r));
+}
+/// 1 / d for normal d in [1, 336] (sigmoid's and tanh's denominators): on AVX-512 the 14-bit
+/// estimate `vrcp14ps` plus one Newton step (about 1 ulp); elsewhere the exact division
+/// (AVX2's and NEON's estimates have 8–12 bits, one Newton step would leave ~2^-22).
+inline TORCHTPU_FV vrecip_1_2(TORCHTPU_FV d) {
+#if HWY_TARGET == HWY_AVX3
+  const __m512 r = _mm512_maskz_rcp14_ps(0xffff, d.v);
+  return {_mm512_mul_ps(r, _mm512_fnmadd_ps(d.v, r, _mm512_set1_ps(2.0f)))};
+#else
+  return TORCHTPU_FV::set1(1.0f) / d;
+#endif
+}
+/// p · 2^n for n integral in [-150, 129] (exp's last step): one rounding, so subnormal
+/// results are correctly rounded and results past the float range are inf (`vscalefps` on
+/// AVX-512; elsewhere two exact power-of-two factors, each in the normal range).
+inline TORCHTPU_FV vscalef(TORCHTPU_FV p, TORCHTPU_FV n) {
+#if HWY_TARGET == HWY_AVX3
+  return {_mm512_maskz_scalef_ps(0xffff, p.v, n.v)};
+#else
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<int32_t, TORCHTPU_FV::D> di;
+  const auto ni = hn::ConvertTo(di, n.h());
+  const auto n1 = hn::ShiftRight<1>(ni);  // floor(n / 2): arithmetic shift
+  const auto n2 = hn::Sub(ni, n1);
+  const auto bias = hn::Set(di, 127);
+  const auto f1 = hn::BitCast(TORCHTPU_FV::D(), hn::ShiftLeft<23>(hn::Add(n1, bias)));
+  const auto f2 = hn::BitCast(TORCHTPU_FV::D(), hn::ShiftLeft<23>(hn::Add(n2, bias)));
+  return TORCHTPU_FV::of(hn::Mul(hn::Mul(p.h(), f1), f2));
+#endif
+}
+/// x = m · 2^e with m in [1, 2), for x positive and finite (subnormals exact); other lanes
+/// give unspecified m and e (callers select their results by value).
+inline void vmant_exp(TORCHTPU_FV x, TORCHTPU_FV& m, TORCHTPU_FV& e) {
+#if HWY_TARGET == HWY_AVX3
+  m = {_mm512_maskz_getmant_ps(0xffff, x.v, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero)};
+  e = {_mm512_maskz_getexp_ps(0xffff, x.v)};
+#else
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<int32_t, TORCHTPU_FV::D> di;
+  const TORCHTPU_FV::D d;
+  const auto sub = hn::Lt(x.h(), hn::Set(d, 1.17549435e-38f));  // below the normal range
+  const auto xs = hn::IfThenElse(sub, hn::Mul(x.h(), hn::Set(d, 8388608.0f)), x.h());  // · 2^23
+  const auto bits = hn::BitCast(di, xs);
+  const auto ex = hn::Sub(hn::ShiftRight<23>(bits), hn::Set(di, 127));
+  e = TORCHTPU_FV::of(hn::Sub(hn::ConvertTo(d, ex), hn::IfThenElseZero(sub, hn::Set(d, 23.0f))));
+  m = TORCHTPU_FV::of(hn::BitCast(d, hn::Or(hn::And(bits, hn::Set(di, 0x007fffff)), hn::Set(di, 0x3f800000))));
+#endif
+}
+/// Horizontal sum, in a fixed order (deterministic for a given target).
+inline float hsum(TORCHTPU_FV a) {
+#if HWY_TARGET == HWY_AVX3
+  // The halves added pairwise (the order every earlier release used on AVX-512).
+  const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a.v), 0));
+  const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a.v), 1));
+  const __m256 s8 = _mm256_add_ps(lo, hi);
+  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  s4 = _mm_add_ss(s4, _mm_shuffle_ps(s4, s4, 1));
+  return _mm_cvtss_f32(s4);
+#else
+  return hwy::HWY_NAMESPACE::GetLane(hwy::HWY_NAMESPACE::SumOfLanes(TORCHTPU_FV::D(), a.h()));
+#endif
+}
+/// Horizontal maximum (no NaN handling; callers check NaN separately).
+inline float hmax(TORCHTPU_FV a) {
+  return hwy::HWY_NAMESPACE::GetLane(hwy::HWY_NAMESPACE::MaxOfLanes(TORCHTPU_FV::D(), a.h()));
+}
+/// Prefetches the cache line at `p` (never faults).
+inline void vprefetch(TORCHTPU_FV, const void* p) { hwy::Prefetch(p); }
+
+/// Entry points compiled for HWY_TARGET: `Body`'s call operator, instantiated for this
+/// target's vector type, and everything it calls inlined into one function.
+template <>
+struct TargetCall<HWY_TARGET> {
+  template <class Body, class... Args>
+  [[gnu::flatten]] static void run(Args... args) {
+    Body{}.template operator()<FloatVec<HWY_TARGET>>(args...);
+  }
+};
+
+#undef TORCHTPU_FV
+#undef TORCHTPU_FM
+}  // namespace torchtpu::detail
+#pragma GCC diagnostic pop
+HWY_AFTER_NAMESPACE();
+#endif  // a target torchtpu has code for
+
+#endif  // per-target toggle

@@ -134,26 +134,30 @@ template <int64_t Target> struct TargetCall;
 }  // namespace torchtpu::detail
 
 #if TORCHTPU_HAS_VECTOR_PATH
-// The targets compiled: AVX-512 (Highway's AVX3) and AVX2 on x86-64, NEON on aarch64 (each
-// the lowest that has the feature). Highway's other targets (SSE4, SVE, ...) are left out:
-// each costs compile time in every translation unit, and SVE's sizeless vectors cannot be
-// members of `FloatVec` (docs/cpu-engine.md). A program that defines HWY_TARGETS itself
-// before including torchtpu gets the vector paths its list contains.
+// The targets compiled: AVX-512 (Highway's AVX3) and AVX2 on x86-64, NEON on aarch64.
+// Highway compiles every target it can that is at least as good as what the compiler flags
+// already give; torchtpu disables the x86 ones it has no code for (SSSE3, SSE4, AVX3_DL: each
+// would cost parsing time in every translation unit). So a build with plain flags gets the
+// AVX-512 and AVX2 paths, one with -mavx2 too, and one with -march=native on an AVX-512 CPU
+// only the AVX-512 path. SVE is left out: its sizeless vectors cannot be members of
+// `FloatVec` (docs/cpu-engine.md). A program that defines HWY_DISABLED_TARGETS itself
+// before including torchtpu gets the paths its setting leaves.
 #include <hwy/detect_compiler_arch.h>  // HWY_ARCH_X86, HWY_ARCH_ARM_A64
-#include <hwy/cache_control.h>        // hwy::Prefetch, hwy::FlushStream
-#ifndef HWY_TARGETS
-#if HWY_ARCH_X86
-#define HWY_TARGETS (HWY_AVX3 | HWY_AVX2 | HWY_STATIC_TARGET)
-#else
-#define HWY_TARGETS HWY_STATIC_TARGET
+#if HWY_ARCH_X86 && !defined(HWY_DISABLED_TARGETS)
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
-#endif
+#include <hwy/cache_control.h>  // hwy::Prefetch, hwy::FlushStream
 #pragma push_macro("HWY_TARGET_INCLUDE")
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "torchtpu/fuse/simd_target-inl.hpp"
 #include <hwy/foreach_target.h>  // includes simd_target-inl.hpp once per non-static target
-#include <hwy/highway.h>         // the static target (NEON on aarch64, AVX2 with -mavx2, ...)
-#include "simd_target-inl.hpp"   // the static target's FloatVec
+// The static target (what the compiler flags alone allow) only when it is one of ours (NEON
+// on aarch64, AVX2 with -mavx2, ...): on plain x86-64 it would be Highway's emulated 128-bit
+// target, which torchtpu never runs and which costs ~0.2 s of parsing per translation unit.
+#if HWY_STATIC_TARGET == HWY_AVX3 || HWY_STATIC_TARGET == HWY_AVX2 || HWY_STATIC_TARGET == HWY_NEON
+#include <hwy/highway.h>        // the static target's ops
+#include "simd_target-inl.hpp"  // the static target's FloatVec
+#endif
 #pragma pop_macro("HWY_TARGET_INCLUDE")
 #endif
 

@@ -2,6 +2,9 @@
 // Eigen, xtensor, OpenBLAS and libtorch on the same buffers in one process, candidates taking
 // turns (A B C A B C …) and medians reported, since timings here drift 30–50 % over seconds.
 // Usage: bench_cpu_engine [--quick] [--csv FILE]   (scripts/bench runs it and writes RESULTS.md)
+// The same file builds bench_cpu_engine_avx2 (TORCHTPU_BENCH_AVX2=1): the peers compiled with
+// -mavx2 -mfma, OpenBLAS on its Haswell kernels, torchtpu asked for TORCHTPU_CPU_ISA=avx2, and
+// only W1, W3 and W5 (`scripts/bench --isa avx2` writes bench/RESULTS-avx2.md).
 #include <unistd.h>  // execv
 
 #include <algorithm>  // std::sort
@@ -44,6 +47,11 @@ struct Cand {
   std::string name;
   Run run;
 };
+
+#ifndef TORCHTPU_BENCH_AVX2
+#define TORCHTPU_BENCH_AVX2 0
+#endif
+constexpr bool g_avx2 = TORCHTPU_BENCH_AVX2 != 0;
 
 bool g_quick = false;
 std::FILE* g_csv = nullptr;
@@ -185,6 +193,7 @@ void w3_w4_w7(torchtpu::Generator& g) {
                               {"libtorch mm", bench::torch_gemm(gb, false)}};
       report("W3", "n=" + std::to_string(n) + " threads=" + std::to_string(threads), cs, "GFLOP/s", 2.0 * double(n * n * n) * 1e-9);
     }
+    if (g_avx2) continue;  // the AVX2 table (issue 14) has W1, W3 and W5 only
     {
       const int64_t m = 512, k = 1024, n = 1024;
       Tensor<float> x = randn({m, k}, g), w = randn({k, n}, g), bias = randn({n}, g), c = Tensor<float>::empty({m, n});
@@ -291,17 +300,26 @@ void w6(torchtpu::Generator& g) {
 int main(int argc, char** argv) {
   // Peers at their best: OpenBLAS 0.3.21 needs its core type named on this CPU, libtorch its
   // AVX-512 kernels and passive OpenMP waiting. Set them for this process (re-exec once);
-  // torchtpu reads none of them.
+  // torchtpu reads none of them. OpenBLAS reads OPENBLAS_CORETYPE once, in its load-time
+  // constructor, and 0.3.21 has no API to set the core type (cblas.h: only getters), so the
+  // environment of this process, set before the re-exec, is the only supported way.
   if (!std::getenv("TORCHTPU_BENCH_CHILD")) {
     setenv("TORCHTPU_BENCH_CHILD", "1", 1);
-    setenv("OPENBLAS_CORETYPE", "Cooperlake", 0);
+    setenv("OPENBLAS_CORETYPE", g_avx2 ? "Haswell" : "Cooperlake", 0);
     // OpenBLAS's idle threads otherwise spin for 2^28 cycles (~0.1 s) after each call and
     // take a core from whichever candidate runs next (W4 at 2 threads measured 0.5-0.64x
     // for the candidate after OpenBLAS); 2^4 cycles lets them sleep at once. Calls here last
     // milliseconds, so the wake-up costs OpenBLAS nothing measurable.
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-    setenv("ATEN_CPU_CAPABILITY", "avx512", 0);
+    setenv("ATEN_CPU_CAPABILITY", g_avx2 ? "avx2" : "avx512", 0);
     setenv("OMP_WAIT_POLICY", "passive", 0);
+    if (g_avx2) {
+      setenv("TORCHTPU_CPU_ISA", "avx2", 0);
+      // A torchtpu that does not know TORCHTPU_CPU_ISA (before the Highway port) still runs
+      // its AVX-512 path; its AVX2 column would then be AVX-512 under the wrong name, so
+      // the scalar path runs instead and the report says so.
+      if (torchtpu::detail::cpu_has_avx512()) setenv("TORCHTPU_DISABLE_SIMD", "1", 1);
+    }
     execv("/proc/self/exe", argv);
   }
   std::string only;
@@ -313,18 +331,27 @@ int main(int argc, char** argv) {
   info("openblas", bench::openblas_config() + " (OPENBLAS_CORETYPE=" + std::getenv("OPENBLAS_CORETYPE") +
                        ", OPENBLAS_THREAD_TIMEOUT=" + std::getenv("OPENBLAS_THREAD_TIMEOUT") + ")");
   info("libtorch", bench::torch_config() + " (ATEN_CPU_CAPABILITY=" + std::getenv("ATEN_CPU_CAPABILITY") + ", OMP_WAIT_POLICY=passive)");
+  if (g_avx2) {
+    const char* isa = std::getenv("TORCHTPU_CPU_ISA");
+    const char* off = std::getenv("TORCHTPU_DISABLE_SIMD");
+    info("isa", "avx2");
+    info("torchtpu isa", std::string("TORCHTPU_CPU_ISA=") + (isa ? isa : "") +
+                             (off ? std::string(", TORCHTPU_DISABLE_SIMD=") + off +
+                                        " (this torchtpu ignores TORCHTPU_CPU_ISA: scalar path)"
+                                  : std::string("")));
+  }
   info("torchtpu", std::string("AVX-512 path ") + (torchtpu::detail::cpu_has_avx512() ? "on" : "off") + ", AVX512-BF16 " +
                        (torchtpu::detail::cpu_has_avx512_bf16() ? "yes" : "no") + ", default threads " +
                        std::to_string(torchtpu::get_num_threads()));
   info("loadavg at start", loadavg());
   const double peak = bench::fma_peak_gflops();
-  std::printf("# FMA peak (1 core, AVX-512): %.1f GFLOP/s\n", peak);
+  std::printf("# FMA peak (1 core, %s): %.1f GFLOP/s\n", g_avx2 ? "AVX2" : "AVX-512", peak);
   if (g_csv) std::fprintf(g_csv, "peak,1 core,fma,%.6g,%.6g,GFLOP/s\n", peak, peak);
   torchtpu::Generator g(42);
   if (only.empty() || only == "W1") w1_w2(g);
   if (only.empty() || only == "W3") w3_w4_w7(g);
   if (only.empty() || only == "W5") w5(g);
-  if (only.empty() || only == "W6") w6(g);
+  if ((only.empty() && !g_avx2) || only == "W6") w6(g);
   info("loadavg at end", loadavg());
   if (g_csv) std::fclose(g_csv);
   return 0;

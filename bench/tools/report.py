@@ -29,31 +29,42 @@ def sh(cmd):
 
 cpu = sh("lscpu | grep 'Model name' | sed 's/.*: *//'")
 flags = sh("lscpu | grep -o 'avx512_bf16\\|amx_tile\\|avx512f ' | sort -u | tr '\\n' ' '")
+avx2 = info.get("isa") == "avx2"  # bench_cpu_engine_avx2 (scripts/bench --isa avx2)
 groups = collections.OrderedDict()
 for r in rows:
     groups.setdefault((r[0], r[1]), []).append(r)
 
 out = []
-out.append("# CPU engine benchmark results\n")
+out.append("# CPU engine benchmark results — AVX2 (issue 14)\n" if avx2 else "# CPU engine benchmark results\n")
 out.append("Produced by `scripts/bench` (bench/cpu_engine.cpp, bench/tools/report.py). Each row is the median of "
            "interleaved turns (candidates run A B C A B C … on the same buffers in one process). "
            "**ratio** = peer time / torchtpu time: above 1 means torchtpu is faster.\n")
 out.append("## Machine and settings\n")
 out.append(f"- CPU: {cpu}, {os.cpu_count()} cores; flags seen: {flags}")
 out.append(f"- Kernel: {platform.release()}; compiler: {sh('c++ --version | head -1')}")
-out.append("- torchtpu: built with the project's flags (`-O3 -std=c++20`, **no -march**); AVX-512 chosen at run time. " + info.get("torchtpu", ""))
-out.append("- Peers (Eigen 3.4, xtensor 0.24 + xsimd 8, OpenBLAS 0.3.21, libtorch 1.13): their translation units built with "
-           "`-O3 -march=native` (Eigen also `-fopenmp`), i.e. at their best.")
-out.append(f"- OpenBLAS: {info.get('openblas', '')} — set for this benchmark process only (0.3.21 does not know "
-           "this CPU and otherwise runs SSE3 Prescott kernels); torchtpu's tests and CI never set it.")
+if avx2:
+    out.append("- torchtpu: built with the project's flags (`-O3 -std=c++20`, **no -march**), run with "
+               + info.get("torchtpu isa", "") + ". " + info.get("torchtpu", ""))
+    out.append("- Peers (Eigen 3.4, xtensor 0.24 + xsimd 8, OpenBLAS 0.3.21, libtorch 1.13): the same peer sources as "
+               "RESULTS.md built a second time with `-O3 -mavx2 -mfma` (Eigen also `-fopenmp`) into their own library and "
+               "executable (bench_cpu_engine_avx2), so no AVX-512 code of theirs runs.")
+    out.append(f"- OpenBLAS: {info.get('openblas', '')} — OPENBLAS_CORETYPE is read once by OpenBLAS's load-time "
+               "constructor and 0.3.21 has no API to set it, so the benchmark sets it in its own environment and "
+               "re-executes itself before OpenBLAS loads; torchtpu's tests and CI never set it.")
+else:
+    out.append("- torchtpu: built with the project's flags (`-O3 -std=c++20`, **no -march**); AVX-512 chosen at run time. " + info.get("torchtpu", ""))
+    out.append("- Peers (Eigen 3.4, xtensor 0.24 + xsimd 8, OpenBLAS 0.3.21, libtorch 1.13): their translation units built with "
+               "`-O3 -march=native` (Eigen also `-fopenmp`), i.e. at their best.")
+    out.append(f"- OpenBLAS: {info.get('openblas', '')} — set for this benchmark process only (0.3.21 does not know "
+               "this CPU and otherwise runs SSE3 Prescott kernels); torchtpu's tests and CI never set it.")
 out.append(f"- libtorch: {info.get('libtorch', '')}")
 peak = [r for r in rows if r[0] == "peak"]
 if peak:
-    out.append(f"- FMA peak, 1 core (register-only AVX-512 loop): {peak[0][4]:.1f} GFLOP/s")
+    out.append(f"- FMA peak, 1 core (register-only {'AVX2' if avx2 else 'AVX-512'} loop): {peak[0][4]:.1f} GFLOP/s")
 out.append(f"- Load average (1/5/15 min) at the start of the run: {info.get('loadavg at start', '?')}; at the end: "
            f"{info.get('loadavg at end', '?')}. Timings on this VM drift 30-50 % over seconds, which is why only "
            "same-process interleaved ratios are meaningful.\n")
-notes = os.path.join(os.path.dirname(os.path.abspath(md_path)), "RESULTS-notes.md")
+notes = os.path.join(os.path.dirname(os.path.abspath(md_path)), "RESULTS-avx2-notes.md" if avx2 else "RESULTS-notes.md")
 if os.path.exists(notes):
     # hand-written analysis of the committed run (what the numbers show, why a floor misses)
     out.append(open(notes).read().rstrip("\n") + "\n")
@@ -65,7 +76,7 @@ for w, cfg, name, sec, metric, unit in rows:
 streams = {(cfg, name): metric for w, cfg, name, sec, metric, unit in rows if w == "W2"}
 allocs = {(cfg, name): metric for w, cfg, name, sec, metric, unit in rows if w == "W5alloc"}
 
-out.append("## W2 — bandwidth limit (STREAM kernels, -march=native)\n")
+out.append(f"## W2 — bandwidth limit (STREAM kernels, {'-mavx2 -mfma' if avx2 else '-march=native'})\n")
 out.append("| config | kernel | GB/s |\n|---|---|---|")
 for w, cfg, name, sec, metric, unit in rows:
     if w == "W2":
@@ -84,6 +95,11 @@ def ratio(w, cfg_pred, peer):
                 vals.append((cfg, r[3] / base))
     return vals
 
+checks_avx2 = [  # issue 14's AVX2 floors
+    ("W1", lambda c: True, "Eigen", 1.0),
+    ("W3", lambda c: True, "OpenBLAS sgemm", 0.9), ("W3", lambda c: True, "Eigen", 1.0),
+    ("W5", lambda c: True, "Eigen", 1.0),
+]
 checks = [
     ("W1", lambda c: True, "Eigen", 1.0), ("W1", lambda c: True, "xtensor+xsimd", 1.0),
     ("W1", lambda c: True, "libtorch", 3.0), ("W1", lambda c: True, "torchtpu strict (op/pass)", 2.0),
@@ -91,7 +107,9 @@ checks = [
     ("W4", lambda c: True, "OpenBLAS sgemm + pass", 1.1), ("W4", lambda c: True, "libtorch addmm+relu_", 1.0),
     ("W5", lambda c: True, "Eigen", 1.0), ("W5", lambda c: True, "libtorch (InferenceMode)", 5.0),
 ]
-fl = ["## Floors (issue 3)\n", "| workload | config | peer | ratio | floor | holds |", "|---|---|---|---|---|---|"]
+if avx2:
+    checks = checks_avx2
+fl = ["## Floors (issue 14, AVX2)\n" if avx2 else "## Floors (issue 3)\n", "| workload | config | peer | ratio | floor | holds |", "|---|---|---|---|---|---|"]
 for w, pred, peer, floor in checks:
     for cfg, r in ratio(w, pred, peer):
         fl.append(f"| {w} | {cfg} | {peer} | {r:.2f} | {floor} | {'yes' if r >= floor else '**no**'} |")
@@ -171,7 +189,8 @@ try:
         fig.tight_layout()
         fig.savefig(os.path.join(plot_dir, f"{w}.png"), dpi=90)
         plt.close(fig)
-        out.append(f"![{w}](plots/{w}.png)")
+        rel = os.path.relpath(os.path.join(plot_dir, f"{w}.png"), os.path.dirname(os.path.abspath(md_path)))
+        out.append(f"![{w}]({rel})")
 except ImportError:
     out.append("\n(matplotlib not installed: no plots)")
 

@@ -27,7 +27,7 @@ using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 
 /// Deterministic values in [-2, 2) (a 32-bit LCG, Numerical Recipes' constants).
 std::vector<float> fill(int64_t n, uint32_t seed) {
-  std::vector<float> v(size_t(n));
+  std::vector<float> v(static_cast<size_t>(n));
   uint32_t s = seed;
   for (auto& e : v) {
     s = s * 1664525u + 1013904223u;
@@ -54,7 +54,7 @@ std::vector<float> run(const std::string& impl, const std::string& work, int64_t
   const bool gemm = work == "gemm";
   const int64_t len = gemm ? n * n : n;
   const std::vector<float> a = fill(len, 1), b = fill(len, 2), c = fill(len, 3);
-  std::vector<float> out(size_t(len));
+  std::vector<float> out(static_cast<size_t>(len));
   if (impl == "torchtpu") {
     torchtpu::set_num_threads(1);
     const torchtpu::Dims shape = gemm ? torchtpu::Dims{n, n} : torchtpu::Dims{n};

@@ -2,7 +2,8 @@
 # build, tests, examples and main job need, when any is missing.
 TORCHTPU_DEBS=(meson ninja-build pkg-config cmake doxygen g++ libfmt-dev libhwy-dev catch2 libxsimd-dev xtl-dev
   libdlpack-dev libopenblas-dev libtorch-dev python3-torch python3-torchvision python3-sklearn
-  python3-numpy python3-venv clang-14 libclang-rt-14-dev)
+  python3-numpy python3-venv clang-14 libclang-rt-14-dev
+  g++-aarch64-linux-gnu qemu-user libhwy-dev libeigen3-dev)  # the last four: scripts/test-aarch64, bench/tools/qemu_insn_count.sh
 install_deps() {
   local missing=()
   for p in "${TORCHTPU_DEBS[@]}" "$@"; do

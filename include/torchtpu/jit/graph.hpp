@@ -92,6 +92,14 @@ class Graph {
   void finalize() {
     std::map<std::string, Missing> rejected;
     for (const Node& n : nodes_) {
+      if (n.op && n.outputs.empty()) {  // every kernel writes out[0]
+        auto& m = rejected[n.kind];
+        if (m.count++ == 0) {
+          m.first = n.location;
+          m.why = "the node has no outputs (every operator returns a value)";
+        }
+        continue;
+      }
       if (!n.op || !n.op->check) continue;
       std::vector<const Value*> args;
       for (int s : n.inputs) args.push_back(is_constant_[size_t(s)] ? &slots_[size_t(s)] : nullptr);

@@ -366,10 +366,10 @@ inline void register_builtin_ops(Registry& r) {
   });
   def("prim::ListUnpack", [](OpContext& c) { unpack(c, "prim::ListUnpack"); });
   def("prim::TupleUnpack", [](OpContext& c) { unpack(c, "prim::TupleUnpack"); });
-  def("prim::NumToTensor", [](OpContext& c) { c.out[0] = *c.in[0]; });
+  def("prim::NumToTensor", [](OpContext& c) { c.out[0] = c.arg(0, "prim::NumToTensor"); });
   def("aten::Int", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Int").to_int("aten::Int")); });
   def("aten::Float", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Float").to_double("aten::Float")); });
-  def("aten::ScalarImplicit", [](OpContext& c) { c.out[0] = *c.in[0]; });
+  def("aten::ScalarImplicit", [](OpContext& c) { c.out[0] = c.arg(0, "aten::ScalarImplicit"); });
   def("aten::size", [](OpContext& c) {
     const FloatTensor& x = c.arg(0, "aten::size").tensor("aten::size");
     if (c.in.size() > 1) {
@@ -574,7 +574,7 @@ inline void register_builtin_ops(Registry& r) {
   });
   for (const char* id : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
                          "aten::detach"})
-    def(id, [](OpContext& c) { c.out[0] = *c.in[0]; });
+    def(id, [id](OpContext& c) { c.out[0] = c.arg(0, id); });
 
   // ---- elementwise -------------------------------------------------------------------------
   struct BinDef { const char* name; Bin op; bool reverse, in_place, alpha, mode; };

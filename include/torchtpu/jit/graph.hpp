@@ -48,8 +48,13 @@ class Graph {
     is_constant_[size_t(s)] = true;
     return s;
   }
-  /// Adds a node of `kind`; returns its `n_outputs` new output slots.
+  /// Adds a node of `kind` reading the existing slots `inputs`; returns its `n_outputs` new
+  /// output slots. Inputs name slots added before (so a graph is acyclic by construction).
+  /// **Errors:** ValueError for an input that is not an existing slot or a negative `n_outputs`.
   std::vector<int> add_node(const std::string& kind, std::vector<int> inputs, int n_outputs, std::string location) {
+    for (int s : inputs) check_slot(s, "add_node: " + kind + " at " + location + ": input");
+    if (n_outputs < 0)
+      throw ValueError("add_node: " + kind + " at " + location + ": negative output count " + std::to_string(n_outputs));
     Node n;
     n.kind = kind;
     n.op = registry().find(kind);
@@ -73,8 +78,11 @@ class Graph {
     if (m.count++ == 0) m.first = location;
     if (!why.empty()) m.why = why;
   }
-  /// Sets the value slots the graph returns.
-  void set_outputs(std::vector<int> outs) { outputs_ = std::move(outs); }
+  /// Sets the value slots the graph returns. **Errors:** ValueError for a slot that does not exist.
+  void set_outputs(std::vector<int> outs) {
+    for (int s : outs) check_slot(s, "set_outputs: output");
+    outputs_ = std::move(outs);
+  }
 
   /// Checks every node has an op whose arguments it honours (OpDef::check), and plans both
   /// execution orders.
@@ -84,6 +92,14 @@ class Graph {
   void finalize() {
     std::map<std::string, Missing> rejected;
     for (const Node& n : nodes_) {
+      if (n.op && n.outputs.empty()) {  // every kernel writes out[0]
+        auto& m = rejected[n.kind];
+        if (m.count++ == 0) {
+          m.first = n.location;
+          m.why = "the node has no outputs (every operator returns a value)";
+        }
+        continue;
+      }
       if (!n.op || !n.op->check) continue;
       std::vector<const Value*> args;
       for (int s : n.inputs) args.push_back(is_constant_[size_t(s)] ? &slots_[size_t(s)] : nullptr);
@@ -187,6 +203,12 @@ class Graph {
     std::vector<Node> nodes;
     std::vector<std::vector<int>> frees;  ///< slots to release after each node
   };
+
+  void check_slot(int s, const std::string& what) const {
+    if (s < 0 || size_t(s) >= slots_.size())
+      throw ValueError(what + " slot " + std::to_string(s) + " does not exist (the graph has " +
+                       std::to_string(slots_.size()) + " slots so far)");
+  }
 
   int new_slot(Value v) {
     slots_.push_back(std::move(v));

@@ -46,7 +46,7 @@ struct FloatVec<HWY_TARGET> {
   static constexpr bool partial_via_buffer = HWY_TARGET != HWY_AVX3;
   Raw v;
 
-  H h() const { return H(v); }
+  H h() const { return H{v}; }
   static FloatVec of(H x) { return {x.raw}; }
   static FloatVec set1(float x) { return of(hwy::HWY_NAMESPACE::Set(D(), x)); }
   static FloatVec zero() { return of(hwy::HWY_NAMESPACE::Zero(D())); }
@@ -179,12 +179,21 @@ inline TORCHTPU_FV select(TORCHTPU_FM m, TORCHTPU_FV a, TORCHTPU_FV b) {
   return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::IfThenElse(m.m, a.h(), b.h()));
 }
 /// max/min where a NaN in `x` is returned as is (`bound` is never NaN): the x86 `maxps`
-/// rule (second operand on NaN) and NEON's `fmax` (NaN propagates) agree on that.
+/// rule (second operand on NaN) and NEON's `fmax` (NaN propagates) agree on that. (Highway's
+/// Max/Min on NEON are `fmaxnm`/`fminnm`, which return the number: not used there.)
 inline TORCHTPU_FV vmax_keep_nan(TORCHTPU_FV bound, TORCHTPU_FV x) {
+#if HWY_TARGET == HWY_NEON
+  return {vmaxq_f32(bound.v, x.v)};
+#else
   return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Max(bound.h(), x.h()));
+#endif
 }
 inline TORCHTPU_FV vmin_keep_nan(TORCHTPU_FV bound, TORCHTPU_FV x) {
+#if HWY_TARGET == HWY_NEON
+  return {vminq_f32(bound.v, x.v)};
+#else
   return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Min(bound.h(), x.h()));
+#endif
 }
 /// NaN-propagating max/min of two vectors (torch.maximum / minimum).
 inline TORCHTPU_FV vmaximum(TORCHTPU_FV a, TORCHTPU_FV b) {

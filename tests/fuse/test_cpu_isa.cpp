@@ -165,3 +165,134 @@ TEST_CASE("every vector target this CPU runs computes W1 to float64 accuracy, an
             2.5e-7f * (1.0f + std::abs(results[0].data_ptr()[i])));
 }
 #endif
+
+namespace {
+
+/// The vector instruction sets this CPU and build run.
+std::vector<CpuIsa> vector_isas() {
+  std::vector<CpuIsa> out;
+  for (CpuIsa isa : {CpuIsa::avx512, CpuIsa::avx2, CpuIsa::neon})
+    if (cpu_supports(isa) && sgemm_kernels_for(isa).block != nullptr) out.push_back(isa);
+  return out;
+}
+
+/// Deterministic values in [-1, 1) (a 64-bit LCG's high bits).
+std::vector<float> lcg_values(size_t n, uint64_t seed) {
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    x = float(double(seed >> 40) / double(1ull << 23) - 1.0);
+  }
+  return v;
+}
+
+/// Worst |c - exact| / (sum_k |a b| + 1e-30) over C[m, n] (row-major, leading dim n), exact
+/// in float64 from the same strided operands.
+double worst_gemm_error(const float* c, int64_t m, int64_t n, int64_t k, const float* a, int64_t sam, int64_t sak,
+                        const float* b, int64_t sbk, int64_t sbn) {
+  double worst = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double t = double(a[i * sam + p * sak]) * double(b[p * sbk + j * sbn]);
+        s += t;
+        mag += std::abs(t);
+      }
+      worst = std::max(worst, std::abs(double(c[i * n + j]) - s) / (mag + 1e-30));
+    }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("every vector target's f32 GEMM kernels match float64, on edge tiles and strided operands", "[fuse][isa][gemm]") {
+  // Shapes with partial tiles on every target (m not a multiple of 12, 6 or 8; n not of 32,
+  // 16 or 12), k over several 384-wide panels, and a tiny one.
+  const int64_t shapes[][3] = {{37, 45, 801}, {13, 33, 7}, {5, 100, 390}, {70, 9, 64}};
+  for (CpuIsa isa : vector_isas()) {
+    const SgemmKernels kern = sgemm_kernels_for(isa);
+    for (const auto& sh : shapes) {
+      const int64_t m = sh[0], n = sh[1], k = sh[2];
+      const std::vector<float> a = lcg_values(size_t(m * k), 11), b = lcg_values(size_t(k * n), 12);
+      // layouts: A row-major or column-major, B row-major or column-major
+      for (int layout = 0; layout < 4; ++layout) {
+        INFO("isa " << cpu_isa_name(isa) << " (" << kern.name << "), m " << m << " n " << n << " k " << k << " layout " << layout);
+        SgemmArgs g;
+        g.m = m; g.n = n; g.k = k;
+        g.a = a.data();
+        g.sam = (layout & 1) ? 1 : k;
+        g.sak = (layout & 1) ? m : 1;
+        g.b = b.data();
+        g.sbk = (layout & 2) ? 1 : n;
+        g.sbn = (layout & 2) ? k : 1;
+        std::vector<float> c(size_t(m * n), -7.0f);
+        g.c = c.data(); g.ldc = n;
+        sgemm_packed(g, SgemmBlocking{}, kern);
+        CHECK(worst_gemm_error(c.data(), m, n, k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn) < 2e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("every vector target's f32 GEMM is bitwise independent of the thread count; AVX-512's portable and hand-written kernels agree bitwise", "[fuse][isa][gemm]") {
+  const int64_t m = 150, n = 70, k = 900;
+  const std::vector<float> a = lcg_values(size_t(m * k), 21), b = lcg_values(size_t(k * n), 22);
+  auto run = [&](const SgemmKernels& kern, int threads) {
+    torchtpu::set_num_threads(threads);
+    SgemmArgs g;
+    g.m = m; g.n = n; g.k = k;
+    g.a = a.data(); g.sam = k; g.sak = 1;
+    g.b = b.data(); g.sbk = n; g.sbn = 1;
+    std::vector<float> c(size_t(m * n));
+    g.c = c.data(); g.ldc = n;
+    sgemm_packed(g, SgemmBlocking{}, kern);
+    return c;
+  };
+  const int before = torchtpu::get_num_threads();
+  for (CpuIsa isa : vector_isas()) {
+    INFO("isa " << cpu_isa_name(isa));
+    const SgemmKernels kern = sgemm_kernels_for(isa);
+    const std::vector<float> one = run(kern, 1);
+    CHECK(worst_gemm_error(one.data(), m, n, k, a.data(), k, 1, b.data(), n, 1) < 2e-6);
+    CHECK(run(kern, 3) == one);
+    CHECK(run(kern, 4) == one);
+    if (isa == CpuIsa::avx512) CHECK(run(sgemm_kernels_for(isa, true), 1) == one);
+  }
+  torchtpu::set_num_threads(before);
+}
+
+TEST_CASE("every vector target's small-batch kernels match float64 and are split-independent", "[fuse][isa][gemv]") {
+  const int64_t ns[] = {5, 16, 45, 300}, ks[] = {3, 77, 1000};
+  for (CpuIsa isa : vector_isas()) {
+    const GemvColumnsFn columns = gemv_columns_kernel_for(isa);
+    REQUIRE(columns != nullptr);
+    for (int64_t m = 1; m <= gemv_max_m; ++m)
+      for (int64_t n : ns)
+        for (int64_t k : ks)
+          for (int layout = 0; layout < 2; ++layout) {  // B row-major (x · W), column-major (x · Wᵀ)
+            INFO("isa " << cpu_isa_name(isa) << " m " << m << " n " << n << " k " << k << " layout " << layout);
+            const std::vector<float> a = lcg_values(size_t(m * k), 31 + uint64_t(n)), b = lcg_values(size_t(k * n), 32 + uint64_t(k));
+            GemvArgs g;
+            g.m = m; g.n = n; g.k = k;
+            g.a = a.data(); g.sam = k; g.sak = 1;
+            g.b = b.data();
+            g.sbk = layout == 0 ? n : 1;
+            g.sbn = layout == 0 ? 1 : k;
+            REQUIRE(gemv_supported(g));
+            // one guard column past n on each row: never written
+            std::vector<float> c(size_t(m * (n + 1)), -7.0f), split(size_t(m * (n + 1)), -7.0f);
+            g.c = c.data(); g.ldc = n + 1;
+            columns(g, 0, n);
+            std::vector<float> dense(size_t(m * n));
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) dense[size_t(i * n + j)] = c[size_t(i * (n + 1) + j)];
+            CHECK(worst_gemm_error(dense.data(), m, n, k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn) < 2e-6);
+            for (int64_t i = 0; i < m; ++i) CHECK(c[size_t(i * (n + 1) + n)] == -7.0f);
+            // the same product in column ranges split at multiples of 16 (as the pool does)
+            g.c = split.data();
+            for (int64_t j0 = 0; j0 < n; j0 += 32) columns(g, j0, std::min<int64_t>(n, j0 + 32));
+            CHECK(split == c);
+          }
+  }
+}

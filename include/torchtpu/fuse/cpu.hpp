@@ -9,7 +9,7 @@
 #include "../core/tensor.hpp"  // Tensor
 #include "../expr/nodes.hpp"   // node types
 #include "evaluator.hpp"       // Evaluator, for_each_operand
-#include "gemm.hpp"            // gemm_rows, sgemm_avx512
+#include "gemm.hpp"            // gemm_rows, sgemm_f32
 #include "gemv.hpp"            // GemvArgs, sgemv_small (the lean batch-1..4 path)
 #include "plan.hpp"            // LoopPlan
 #include "elementwise.hpp"     // RegionJob, block kernels (elementwise regions)
@@ -451,9 +451,9 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
   const int64_t sam = ops.a.strides()[r - 2], sak = ops.a.strides()[r - 1];
   const int64_t sbk = ops.b.strides()[r - 2], sbn = ops.b.strides()[r - 1];
   const int64_t m = node.m, n = node.n, k = node.k;
-#if TORCHTPU_HAS_AVX512_PATH
+#if TORCHTPU_HAS_VECTOR_PATH
   if constexpr (std::same_as<C, float>) {
-    if (cpu_has_avx512()) {
+    if (cpu_has_vector_gemm()) {
       struct Epi { std::remove_reference_t<After>* f; int64_t base; };
       for_each_batch(ops, node.batch, [&](int64_t t, const C* pa, const C* pb) {
         Epi epi{&after_rows, t * m};
@@ -467,12 +467,12 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
           (*e->f)(e->base + r0, e->base + r1);
         };
         g.epilogue_ctx = &epi;
-        sgemm_avx512(g);
+        sgemm_f32(g);
       });
       return;
     }
   } else if constexpr (std::same_as<C, bfloat16>) {
-    if (cpu_has_avx512()) {
+    if (cpu_has_vector_gemm()) {
       // bf16 operands, f32 accumulation into a workspace; each finished block of rows is
       // rounded to bf16 into dest, then its epilogue runs
       float* acc = workspace<float>(size_t(m * n), 1);
@@ -491,7 +491,7 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
           (*e->f)(e->base + r0, e->base + r1);
         };
         g.epilogue_ctx = &epi;
-        sgemm_avx512(g);
+        sgemm_f32(g);
       });
       return;
     }
@@ -713,10 +713,10 @@ const auto& lean_contract(const E& e) {
 /// no analysis). Returns false, having written nothing, otherwise.
 template <element T, int R, class E>
 bool try_small_matmul(const Tensor<T, R>& dest, const E& e) {
-#if TORCHTPU_HAS_AVX512_PATH
+#if TORCHTPU_HAS_VECTOR_PATH
   if constexpr (std::same_as<T, float> && lean_matmul_region<E>()) {
     const auto& node = lean_contract(e);
-    if (node.m > gemv_max_m || !node.batch.empty() || !cpu_has_avx512()) return false;
+    if (node.m > gemv_max_m || !node.batch.empty() || !cpu_has_vector_gemv()) return false;
     const int ra = node.a.dim(), rb = node.b.dim();
     if (rb != 2 || ra > 2) return false;
     const Dims& ds = dest.sizes();

@@ -1,6 +1,7 @@
 // torchtpu/fuse/gemm.hpp — the CPU matrix-product kernels: C[m, n] = A[m, k] · B[k, n] in the
-// accumulation type, for any operand strides: a portable packed loop for every type, and the
-// AVX-512 f32 path (packed panels, 12x32 micro-kernel, threads, per-block epilogue callback).
+// accumulation type, for any operand strides: a scalar packed loop for every type, and the
+// vector f32 path (packed panels, an MR x NR register-blocked micro-kernel per vector target,
+// threads, a per-block epilogue callback).
 #pragma once
 #include <algorithm>  // std::min
 #include <bit>        // std::bit_cast
@@ -9,7 +10,7 @@
 
 #include "../core/dtype.hpp"  // convert, opmath_t
 #include "gemv.hpp"             // GemvArgs, sgemv_small (batch 1–4)
-#include "simd.hpp"             // TORCHTPU_SIMD_KERNEL, lane_mask, cpu_has_avx512
+#include "simd.hpp"             // FloatVec, TargetCall, cpu_isa, TORCHTPU_SIMD_KERNEL
 #include "threads.hpp"          // parallel_chunks, chunks_for
 
 namespace torchtpu::detail {
@@ -63,7 +64,8 @@ void gemm_rows(int64_t row_begin, int64_t row_end, int64_t n, int64_t k, const T
 
 }  // namespace torchtpu::detail
 
-// ---- f32 GEMM on AVX-512: packed panels, a 12x32 register-blocked micro-kernel ------------
+
+// ---- f32 GEMM: packed panels, an MR x NR register-blocked micro-kernel per vector target ----
 
 namespace torchtpu::detail {
 
@@ -90,16 +92,242 @@ struct SgemmArgs {
 };
 
 /// Blocking of the packed f32 GEMM (Goto & van de Geijn, "Anatomy of High-Performance Matrix
-/// Multiplication", ACM TOMS 2008; BLIS's loop order): an MR x NR register tile; a 12 x KC
+/// Multiplication", ACM TOMS 2008; BLIS's loop order): an MR x NR register tile; an MR x KC
 /// strip of packed A stays in L1 while the KC x NC slab of packed B streams from L2, and the
 /// MC x NC block of C stays in L2 across the k panels. Measured on Cooper Lake (48 KiB L1d,
-/// 2 MiB L2; GFLOP/s vs OpenBLAS, 1 thread): KC 384 beats 256 at n = 2048 (fewer C reloads);
-/// NC 1024 / MC 120 beats NC 512 / MC 240 (0.995x vs 0.94x OpenBLAS at n = 2048, 1.02x vs
-/// 1.00x at n = 1024).
-inline constexpr int sgemm_mr = 12, sgemm_nr = 32;
+/// 2 MiB L2; GFLOP/s vs OpenBLAS, 1 thread, AVX-512): KC 384 beats 256 at n = 2048 (fewer C
+/// reloads); NC 1024 / MC 120 beats NC 512 / MC 240 (0.995x vs 0.94x OpenBLAS at n = 2048,
+/// 1.02x vs 1.00x at n = 1024).
 inline constexpr int64_t sgemm_kc = 384, sgemm_mc = 120, sgemm_nc = 1024;
 
+/// The blocking of `sgemm_packed` (defaults: `sgemm_kc`, `sgemm_nc`, `sgemm_mc`).
+struct SgemmBlocking {
+  int64_t kc = sgemm_kc, nc = sgemm_nc, mc = sgemm_mc;
+};
+
+/// The kernels of one vector target that `sgemm_packed` drives (each compiled for that
+/// target; the driver, its blocking and its threads are target-independent):
+/// - `pack_b(g, p0, kb, j0, dst)`: rows [p0, p0 + kb) x columns [j0, j0 + nr) of B into
+///   dst[kb][nr] (zero past n; bf16 converted exactly);
+/// - `pack_a(g, i0, mb, p0, kb, dst)`: rows [i0, i0 + mb) x columns [p0, p0 + kb) of A into
+///   strips of mr rows, each [kb][mr] (zero past mb);
+/// - `block(kb, ap, bk, mb, jp0, jp1, c, ldc, n, accumulate)`: the mb rows of C at `c`
+///   (columns of panels [jp0, jp1), clipped to n) = (accumulate ? C : 0) + packed A `ap` ·
+///   packed B panels (panel jp at bk + jp * kb * nr).
+struct SgemmKernels {
+  int mr = 0, nr = 0;
+  void (*pack_b)(const SgemmArgs&, int64_t, int64_t, int64_t, float*) = nullptr;
+  void (*pack_a)(const SgemmArgs&, int64_t, int64_t, int64_t, int64_t, float*) = nullptr;
+  void (*block)(int64_t, const float*, const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, bool) = nullptr;
+  const char* name = "";
+};
+
+/// Packs A as `SgemmKernels::pack_a` describes, for an MR-row tile (plain loops: A is packed
+/// once per row block, O(m k) against the product's O(m n k)).
+template <int MR>
+void sgemm_pack_a_strips(const SgemmArgs& g, int64_t i0, int64_t mb, int64_t p0, int64_t kb, float* dst) {
+  for (int64_t ir = 0; ir < mb; ir += MR, dst += MR * kb) {
+    const int64_t mr = std::min<int64_t>(MR, mb - ir);
+    for (int64_t i = 0; i < MR; ++i) {
+      float* d = dst + i;
+      if (i >= mr) {
+        for (int64_t p = 0; p < kb; ++p) d[p * MR] = 0.0f;
+      } else if (g.bf16) {
+        const int64_t base = (i0 + ir + i) * g.sam + p0 * g.sak;
+        for (int64_t p = 0; p < kb; ++p) d[p * MR] = g.a_at(base + p * g.sak);
+      } else {
+        const float* src = g.a + (i0 + ir + i) * g.sam + p0 * g.sak;
+        for (int64_t p = 0; p < kb; ++p) d[p * MR] = src[p * g.sak];
+      }
+    }
+  }
+}
+
+#if TORCHTPU_HAS_VECTOR_PATH
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // vectors passed between target and generic code
+
+/// The register tile of the portable micro-kernel on vector type V: MR rows of A times NV
+/// vectors of B (NR = NV · lanes columns), MR · NV accumulators. AVX-512: 12 x 32 (24 of 32
+/// registers); AVX2: 6 x 16 (12 of 16; 2 more for B, 1 for A); NEON: 8 x 12 (24 of 32, 3 for
+/// B). Each k step loads NV vectors of B and broadcasts MR values of A for MR · NV FMAs.
+template <class V>
+struct SgemmTile {
+  static constexpr int lanes = V::lanes;
+  static constexpr int mr = lanes >= 16 ? 12 : lanes == 8 ? 6 : 8;
+  static constexpr int nv = lanes == 4 ? 3 : 2;
+  static constexpr int nr = nv * lanes;
+};
+
+/// C tile (mr x nr, mr <= Rows <= MR, nr <= NR) = (accumulate ? C : 0) + Apanel · Bpanel,
+/// Apanel [kc][MR] and Bpanel [kc][NR] packed and zero-padded; only `Rows` rows are computed
+/// (a short last strip uses a smaller instantiation). Each element is one FMA chain over k in
+/// order, then C added once: the result does not depend on the tile or the strip.
+template <class V, int MR, int NV, int Rows>
+TORCHTPU_VEC void sgemm_micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr,
+                              bool accumulate) {
+  constexpr int L = V::lanes, NR = NV * L;
+  V acc[Rows][NV];
+#pragma GCC unroll 12
+  for (int i = 0; i < Rows; ++i)
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) acc[i][q] = V::zero();
+  // k unrolled by 4; B prefetched 32 k steps ahead, about one 64 B line per k step (the B
+  // panel streams from L2; near its end this fetches the start of the next panel, which
+  // follows it in memory). AVX-512, n = 2048, 1 thread: 0.90x OpenBLAS without prefetch,
+  // 0.96-0.99x with.
+  int64_t p = 0;
+  for (; p + 4 <= kc; p += 4) {
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) {
+      V bv[NV];
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) bv[q] = V::load(b + NR * u + L * q);
+      hwy::Prefetch(b + NR * 32 + 16 * u);
+#pragma GCC unroll 12
+      for (int i = 0; i < Rows; ++i) {
+        const V ai = V::set1(a[MR * u + i]);
+#pragma GCC unroll 4
+        for (int q = 0; q < NV; ++q) acc[i][q] = vfma(ai, bv[q], acc[i][q]);
+      }
+    }
+    a += 4 * MR;
+    b += 4 * NR;
+  }
+  for (; p < kc; ++p, a += MR, b += NR) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) bv[q] = V::load(b + L * q);
+#pragma GCC unroll 12
+    for (int i = 0; i < Rows; ++i) {
+      const V ai = V::set1(a[i]);
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) acc[i][q] = vfma(ai, bv[q], acc[i][q]);
+    }
+  }
+  if (mr == Rows && nr == NR) {
+#pragma GCC unroll 12
+    for (int i = 0; i < Rows; ++i) {
+      float* ci = c + i * ldc;
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) {
+        if (accumulate) acc[i][q] = acc[i][q] + V::load(ci + L * q);
+        vstore(ci + L * q, acc[i][q], L);
+      }
+    }
+    return;
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < Rows; ++i) {
+    if (i >= mr) break;
+    float* ci = c + i * ldc;
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) {
+      const int nq = nr - L * q;
+      if (nq <= 0) break;
+      if (accumulate) acc[i][q] = acc[i][q] + V::load_n(ci + L * q, nq);
+      vstore(ci + L * q, acc[i][q], nq);
+    }
+  }
+}
+
+/// `SgemmKernels::pack_b` for vector type V (NR = SgemmTile<V>::nr).
+template <class V>
+TORCHTPU_VEC void sgemm_pack_b_vec(const SgemmArgs& g, int64_t p0, int64_t kb, int64_t j0, float* dst) {
+  constexpr int L = V::lanes, NV = SgemmTile<V>::nv, NR = SgemmTile<V>::nr;
+  const int64_t nr = std::min<int64_t>(NR, g.n - j0);
+  int64_t nq[NV];
+  for (int q = 0; q < NV; ++q) nq[q] = std::clamp<int64_t>(nr - L * q, 0, L);
+  if (g.bf16) {
+    const uint16_t* hb = reinterpret_cast<const uint16_t*>(g.b) + p0 * g.sbk + j0 * g.sbn;
+    for (int64_t p = 0; p < kb; ++p, hb += g.sbk, dst += NR) {
+      if (g.sbn == 1) {
+#pragma GCC unroll 4
+        for (int q = 0; q < NV; ++q) vstore(dst + L * q, nq[q] > 0 ? V::load_bf16(hb + L * q, nq[q]) : V::zero(), L);
+      } else {
+        int64_t j = 0;
+        for (; j < nr; ++j) dst[j] = std::bit_cast<float>(uint32_t(hb[j * g.sbn]) << 16);
+        for (; j < NR; ++j) dst[j] = 0.0f;
+      }
+    }
+    return;
+  }
+  const float* src = g.b + p0 * g.sbk + j0 * g.sbn;
+  if (g.sbn == 1) {
+    if (nr == NR) {
+      for (int64_t p = 0; p < kb; ++p, src += g.sbk, dst += NR)
+#pragma GCC unroll 4
+        for (int q = 0; q < NV; ++q) vstore(dst + L * q, V::load(src + L * q), L);
+    } else {
+      for (int64_t p = 0; p < kb; ++p, src += g.sbk, dst += NR)
+#pragma GCC unroll 4
+        for (int q = 0; q < NV; ++q) vstore(dst + L * q, nq[q] > 0 ? V::load_n(src + L * q, nq[q]) : V::zero(), L);
+    }
+  } else {
+    for (int64_t p = 0; p < kb; ++p, src += g.sbk, dst += NR) {
+      int64_t j = 0;
+      for (; j < nr; ++j) dst[j] = src[j * g.sbn];
+      for (; j < NR; ++j) dst[j] = 0.0f;
+    }
+  }
+}
+
+/// `SgemmKernels::block` for vector type V.
+template <class V>
+TORCHTPU_VEC void sgemm_block_vec(int64_t kb, const float* ap, const float* bk, int64_t mb, int64_t jp0, int64_t jp1,
+                                  float* c, int64_t ldc, int64_t n, bool accumulate) {
+  using Tile = SgemmTile<V>;
+  constexpr int MR = Tile::mr, NV = Tile::nv, NR = Tile::nr;
+  constexpr int half = MR / 2, quarter = MR / 4 > 0 ? MR / 4 : 1;
+  for (int64_t ir = 0; ir < mb; ir += MR) {
+    const int mr = int(std::min<int64_t>(MR, mb - ir));
+    float* crow = c + ir * ldc;
+    const float* apanel = ap + ir * kb;
+    for (int64_t jp = jp0; jp < jp1; ++jp) {
+      const int nr = int(std::min<int64_t>(NR, n - jp * NR));
+      const float* bpanel = bk + jp * kb * NR;
+      if (mr > half) sgemm_micro<V, MR, NV, MR>(kb, apanel, bpanel, crow + jp * NR, ldc, mr, nr, accumulate);
+      else if (mr > quarter) sgemm_micro<V, MR, NV, half>(kb, apanel, bpanel, crow + jp * NR, ldc, mr, nr, accumulate);
+      else sgemm_micro<V, MR, NV, quarter>(kb, apanel, bpanel, crow + jp * NR, ldc, mr, nr, accumulate);
+    }
+  }
+}
+
+struct SgemmPackBBody {
+  template <class V>
+  TORCHTPU_VEC void operator()(const SgemmArgs& g, int64_t p0, int64_t kb, int64_t j0, float* dst) const {
+    sgemm_pack_b_vec<V>(g, p0, kb, j0, dst);
+  }
+};
+struct SgemmBlockBody {
+  template <class V>
+  TORCHTPU_VEC void operator()(int64_t kb, const float* ap, const float* bk, int64_t mb, int64_t jp0, int64_t jp1,
+                               float* c, int64_t ldc, int64_t n, bool accumulate) const {
+    sgemm_block_vec<V>(kb, ap, bk, mb, jp0, jp1, c, ldc, n, accumulate);
+  }
+};
+
+/// The portable kernels compiled for Highway target `Target` (HWY_AVX3, HWY_AVX2, HWY_NEON).
+template <int64_t Target>
+SgemmKernels sgemm_portable_kernels(const char* name) {
+  using V = FloatVec<Target>;
+  SgemmKernels k;
+  k.mr = SgemmTile<V>::mr;
+  k.nr = SgemmTile<V>::nr;
+  k.pack_b = &TargetCall<Target>::template run<SgemmPackBBody, const SgemmArgs&, int64_t, int64_t, int64_t, float*>;
+  k.pack_a = &sgemm_pack_a_strips<SgemmTile<V>::mr>;
+  k.block = &TargetCall<Target>::template run<SgemmBlockBody, int64_t, const float*, const float*, int64_t, int64_t,
+                                                 int64_t, float*, int64_t, int64_t, bool>;
+  k.name = name;
+  return k;
+}
+#pragma GCC diagnostic pop
+#endif  // TORCHTPU_HAS_VECTOR_PATH
+
 #if TORCHTPU_HAS_AVX512_PATH
+// The hand-written AVX-512 kernels (12 x 32 tile, A packed by 16 x 16 register transposes).
+// bench/simd_choice.cpp compares them with the portable kernels compiled for AVX-512.
+
 
 /// C tile (mr x nr, mr <= Rows, nr <= 32) = (accumulate ? C : 0) + Apanel · Bpanel, where
 /// Apanel is [kc][12] and Bpanel [kc][32] (packed, zero-padded). Rows (12, 8 or 4) is the
@@ -273,26 +501,81 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_pack_a(const SgemmArgs& g, int64_t i0, in
   }
 }
 
-/// The blocking of `sgemm_packed` (defaults: `sgemm_kc`, `sgemm_nc`, `sgemm_mc`).
-struct SgemmBlocking {
-  int64_t kc = sgemm_kc, nc = sgemm_nc, mc = sgemm_mc;
-};
+/// `SgemmKernels::block` on AVX-512: the hand-written 12 x 32 micro-kernel over each strip and
+/// panel (12, 8 or 4 rows computed for a short last strip).
+TORCHTPU_SIMD_KERNEL inline void sgemm_block_avx512(int64_t kb, const float* ap, const float* bk, int64_t mb, int64_t jp0,
+                                                    int64_t jp1, float* c, int64_t ldc, int64_t n, bool accumulate) {
+  for (int64_t ir = 0; ir < mb; ir += 12) {
+    const int mr = int(std::min<int64_t>(12, mb - ir));
+    float* crow = c + ir * ldc;
+    const float* apanel = ap + ir * kb;
+    for (int64_t jp = jp0; jp < jp1; ++jp) {
+      const int nr = int(std::min<int64_t>(32, n - jp * 32));
+      if (mr > 8) sgemm_micro_12x32<12>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, ldc, mr, nr, accumulate);
+      else if (mr > 4) sgemm_micro_12x32<8>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, ldc, mr, nr, accumulate);
+      else sgemm_micro_12x32<4>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, ldc, mr, nr, accumulate);
+    }
+  }
+}
 
-/// The packed path of `sgemm_avx512` (any m, n, k >= 1). B is packed once, whole
-/// ([k-panel][n-panel][kc][32], shared by the threads); each chunk of rows (two per thread),
-/// per MC-row block and NC-column block, runs the k panels with the MC x NC block of C
-/// resident in L2: for every 12-row strip of A (packed [kc][12], L1-resident), it sweeps the
-/// NC / 32 packed B panels (the kc x NC slab streams from L2). The epilogue runs on each
-/// block of rows as soon as its last column block is done.
-inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl) {
-  const int64_t kc = bl.kc, nc = std::max<int64_t>(32, bl.nc / 32 * 32), mc = std::max<int64_t>(12, bl.mc / 12 * 12);
-  const int64_t npanels = (g.n + 31) / 32;
+/// The hand-written AVX-512 kernels as a kernel table.
+inline SgemmKernels sgemm_avx512_kernels() {
+  SgemmKernels k;
+  k.mr = 12;
+  k.nr = 32;
+  k.pack_b = &sgemm_pack_b;
+  k.pack_a = &sgemm_pack_a;
+  k.block = &sgemm_block_avx512;
+  k.name = "avx512, hand-written 12x32";
+  return k;
+}
+#endif  // TORCHTPU_HAS_AVX512_PATH
+
+/// The f32 GEMM kernels for instruction set `isa` (all members null for `scalar` or a set
+/// this build has no code for). AVX-512 uses the hand-written kernels (`portable_avx512`:
+/// the portable ones, for comparison).
+inline SgemmKernels sgemm_kernels_for(CpuIsa isa, [[maybe_unused]] bool portable_avx512 = false) {
+  switch (isa) {
+#if TORCHTPU_HAS_AVX512_PATH
+    case CpuIsa::avx512:
+      return portable_avx512 ? sgemm_portable_kernels<HWY_AVX3>("avx512, portable 12x32") : sgemm_avx512_kernels();
+#endif
+#if TORCHTPU_HAS_AVX2_PATH
+    case CpuIsa::avx2: return sgemm_portable_kernels<HWY_AVX2>("avx2, portable 6x16");
+#endif
+#if TORCHTPU_HAS_NEON_PATH
+    case CpuIsa::neon: return sgemm_portable_kernels<HWY_NEON>("neon, portable 8x12");
+#endif
+    default: return {};
+  }
+}
+
+/// The f32 GEMM kernels of the engine's instruction set (`cpu_isa()`), chosen once.
+inline const SgemmKernels& sgemm_kernels() {
+  static const SgemmKernels k = sgemm_kernels_for(cpu_isa());
+  return k;
+}
+
+/// True when the engine runs a vector f32 GEMM (any instruction set but scalar).
+inline bool cpu_has_vector_gemm() { return sgemm_kernels().block != nullptr; }
+
+/// The packed path of `sgemm_f32` (any m, n, k >= 1) with kernels `kern`. B is packed once,
+/// whole ([k-panel][n-panel][kc][nr], shared by the threads); each chunk of rows (two per
+/// thread), per MC-row block and NC-column block, runs the k panels with the MC x NC block of C
+/// resident in L2: for every mr-row strip of A (packed [kc][mr], L1-resident), it sweeps the
+/// NC / nr packed B panels (the kc x NC slab streams from L2). The epilogue runs on each block
+/// of rows as soon as its last column block is done.
+inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernels& kern) {
+  const int64_t mr = kern.mr, nr = kern.nr;
+  const int64_t kc = bl.kc, nc = std::max<int64_t>(nr, bl.nc / nr * nr), mc = std::max<int64_t>(mr, bl.mc / mr * mr);
+  const int64_t npanels = (g.n + nr - 1) / nr;
   const int64_t kpanels = (g.k + kc - 1) / kc;
-  float* bpack = workspace<float>(size_t(g.k * npanels * 32), 2);
+  float* bpack = workspace<float>(size_t(g.k * npanels * nr), 2);
   // Threads worth using, then row chunks: up to 2 per thread, a multiple of the thread count
-  // (measured at n = 2048 on 2 threads: 1.00x OpenBLAS, vs 0.95x with 1 and 0.97x with 4 per
-  // thread). Chunks are claimed dynamically, so a worker that wakes late still takes a share;
-  // chunk i covers fixed rows, so results never depend on which thread ran it.
+  // (measured at n = 2048 on 2 threads, AVX-512: 1.00x OpenBLAS, vs 0.95x with 1 and 0.97x
+  // with 4 per thread). Chunks are claimed dynamically, so a worker that wakes late still takes
+  // a share; chunk i covers fixed rows, and every element is summed in the same order whatever
+  // rows a chunk holds, so results never depend on the thread count.
   const int64_t threads = chunks_for(g.m * g.n * g.k, int64_t(1) << 21);
   const int64_t row_chunks =
       threads <= 1 ? 1 : std::min(2 * threads, (std::max(threads, (g.m + mc - 1) / mc) + threads - 1) / threads * threads);
@@ -302,36 +585,25 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl) {
                     for (int64_t u = u0; u < u1; ++u) {
                       const int64_t p0 = (u / npanels) * kc, jp = u % npanels;
                       const int64_t kb = std::min(kc, g.k - p0);
-                      sgemm_pack_b(g, p0, kb, jp * 32, bpack + p0 * npanels * 32 + jp * kb * 32);
+                      kern.pack_b(g, p0, kb, jp * nr, bpack + p0 * npanels * nr + jp * kb * nr);
                     }
                   });
-  parallel_chunks(g.m, row_chunks, sgemm_mr, [&](int64_t r0, int64_t r1) {
-    // A block [k-panel][strip][kb][12]: packed for the first column block, reused after
+  parallel_chunks(g.m, row_chunks, mr, [&](int64_t r0, int64_t r1) {
+    // A block [k-panel][strip][kb][mr]: packed for the first column block, reused after
     // row blocks of equal size (whole strips), at most MC: no short block re-reading all of B
     const int64_t nblocks = (r1 - r0 + mc - 1) / mc;
-    const int64_t mcap = ((r1 - r0 + nblocks - 1) / nblocks + 11) / 12 * 12;
+    const int64_t mcap = ((r1 - r0 + nblocks - 1) / nblocks + mr - 1) / mr * mr;
     float* apack = workspace<float>(size_t(mcap * g.k), 3);
     for (int64_t i0 = r0; i0 < r1; i0 += mcap) {
       const int64_t mb = std::min(mcap, r1 - i0);
-      const int64_t mbp = (mb + 11) / 12 * 12;
+      const int64_t mbp = (mb + mr - 1) / mr * mr;
       for (int64_t j0 = 0; j0 < g.n; j0 += nc) {
-        const int64_t jp0 = j0 / 32, jp1 = std::min(npanels, (j0 + nc) / 32);
+        const int64_t jp0 = j0 / nr, jp1 = std::min(npanels, (j0 + nc) / nr);
         for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
           const int64_t kb = std::min(kc, g.k - p0);
           float* ap = apack + p0 * mbp;
-          if (j0 == 0) sgemm_pack_a(g, i0, mb, p0, kb, ap);
-          const float* bk = bpack + p0 * npanels * 32;
-          for (int64_t ir = 0; ir < mb; ir += 12) {
-            const int mr = int(std::min<int64_t>(12, mb - ir));
-            float* crow = g.c + (i0 + ir) * g.ldc;
-            for (int64_t jp = jp0; jp < jp1; ++jp) {
-              const int nr = int(std::min<int64_t>(32, g.n - jp * 32));
-              const float* apanel = ap + ir * kb;
-              if (mr > 8) sgemm_micro_12x32<12>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, g.ldc, mr, nr, p0 > 0);
-              else if (mr > 4) sgemm_micro_12x32<8>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, g.ldc, mr, nr, p0 > 0);
-              else sgemm_micro_12x32<4>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, g.ldc, mr, nr, p0 > 0);
-            }
-          }
+          if (j0 == 0) kern.pack_a(g, i0, mb, p0, kb, ap);
+          kern.block(kb, ap, bpack + p0 * npanels * nr, mb, jp0, jp1, g.c + i0 * g.ldc, g.ldc, g.n, p0 > 0);
         }
       }
       if (g.epilogue) g.epilogue(g.epilogue_ctx, i0, i0 + mb);
@@ -339,8 +611,9 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl) {
   });
 }
 
-/// The f32 GEMM driver (see SgemmArgs). Deterministic for a given thread count.
-inline void sgemm_avx512(const SgemmArgs& g) {
+/// The f32 GEMM driver (see SgemmArgs), with the kernels of the engine's instruction set
+/// (requires `cpu_has_vector_gemm()`, or `kern` given). Deterministic for a given thread count.
+inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kernels()) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) {
     for (int64_t i = 0; i < g.m; ++i)
@@ -351,14 +624,13 @@ inline void sgemm_avx512(const SgemmArgs& g) {
   // Batch 1–4: no packing, B streamed once (fuse/gemv.hpp).
   if (!g.bf16) {
     const GemvArgs v{g.m, g.n, g.k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn, g.c, g.ldc};
-    if (gemv_supported(v)) {
+    if (gemv_supported(v) && cpu_has_vector_gemv()) {
       sgemv_small(v);
       if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
       return;
     }
   }
-  sgemm_packed(g, SgemmBlocking{});
+  sgemm_packed(g, SgemmBlocking{}, kern);
 }
-#endif
 
 }  // namespace torchtpu::detail

@@ -41,9 +41,6 @@ struct FloatVec<HWY_TARGET> {
   using Raw = decltype(H().raw);
   using Mask = FloatMask<HWY_TARGET>;
   static constexpr int lanes = int(HWY_LANES(float));
-  /// True when partial loads and stores must not touch memory past `n` through the vector
-  /// unit (Highway's masked loads may fault there on this target): they go through a buffer.
-  static constexpr bool partial_via_buffer = HWY_TARGET != HWY_AVX3;
   Raw v;
 
   H h() const { return H{v}; }
@@ -60,6 +57,9 @@ struct FloatVec<HWY_TARGET> {
     if (n >= lanes) return load(p);
 #if HWY_TARGET == HWY_AVX3
     return {_mm512_maskz_loadu_ps(__mmask16((1u << n) - 1u), p)};
+#elif HWY_TARGET == HWY_AVX2
+    // vmaskmovps: masked-off lanes read as 0 and never fault (Intel SDM vol. 2B, VMASKMOV)
+    return {_mm256_maskload_ps(p, avx2_lane_mask(n))};
 #else
     alignas(64) float t[lanes] = {};
     if (n > 0) std::memcpy(t, p, size_t(n) * sizeof(float));
@@ -85,6 +85,12 @@ struct FloatVec<HWY_TARGET> {
     }
     return of(hn::BitCast(D(), hn::ShiftLeft<16>(hn::PromoteTo(d32, h))));
   }
+#if HWY_TARGET == HWY_AVX2
+  /// All-ones in lanes [0, n), zero elsewhere (0 <= n <= 8): vmaskmovps's lane mask.
+  static __m256i avx2_lane_mask(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+#endif
   /// The mask of lanes [0, n).
   static Mask first_n(int64_t n) {
     return {hwy::HWY_NAMESPACE::FirstN(D(), size_t(n < 0 ? 0 : n > lanes ? lanes : n))};
@@ -98,6 +104,8 @@ inline void vstore(float* p, TORCHTPU_FV x, int64_t n) {
   if (n >= TORCHTPU_FV::lanes) return hn::StoreU(x.h(), TORCHTPU_FV::D(), p);
 #if HWY_TARGET == HWY_AVX3
   _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1u), x.v);
+#elif HWY_TARGET == HWY_AVX2
+  _mm256_maskstore_ps(p, TORCHTPU_FV::avx2_lane_mask(n), x.v);  // masked-off lanes untouched
 #else
   alignas(64) float t[TORCHTPU_FV::lanes];
   hn::StoreU(x.h(), TORCHTPU_FV::D(), t);
@@ -270,8 +278,6 @@ inline float hsum(TORCHTPU_FV a) {
 inline float hmax(TORCHTPU_FV a) {
   return hwy::HWY_NAMESPACE::GetLane(hwy::HWY_NAMESPACE::MaxOfLanes(TORCHTPU_FV::D(), a.h()));
 }
-/// Prefetches the cache line at `p` (never faults).
-inline void vprefetch(TORCHTPU_FV, const void* p) { hwy::Prefetch(p); }
 
 /// Entry points compiled for HWY_TARGET: `Body`'s call operator, instantiated for this
 /// target's vector type, and everything it calls inlined into one function.

@@ -340,7 +340,9 @@ int main(int argc, char** argv) {
                                         " (this torchtpu ignores TORCHTPU_CPU_ISA: scalar path)"
                                   : std::string("")));
   }
-  info("torchtpu", std::string("AVX-512 path ") + (torchtpu::detail::cpu_has_avx512() ? "on" : "off") + ", AVX512-BF16 " +
+  info("torchtpu", std::string("instruction set ") + torchtpu::detail::cpu_isa_name(torchtpu::detail::cpu_isa()) +
+                       ", f32 GEMM kernels " + (torchtpu::detail::cpu_has_vector_gemm() ? torchtpu::detail::sgemm_kernels().name : "scalar") +
+                       ", AVX512-BF16 " +
                        (torchtpu::detail::cpu_has_avx512_bf16() ? "yes" : "no") + ", default threads " +
                        std::to_string(torchtpu::get_num_threads()));
   info("loadavg at start", loadavg());

@@ -142,7 +142,14 @@ void gemm_table(double peak2, double peak5) {
   auto tt = [](int64_t k, const float* a, const float* b, float* c, int64_t ldc) {
     torchtpu::detail::sgemm_micro_12x32<12>(k, a, b, c, ldc, 12, 32, false);
   };
+  // torchtpu's portable kernels through their block entry (one strip x one panel = one tile)
+  static const torchtpu::detail::SgemmKernels k2 = torchtpu::detail::sgemm_kernels_for(torchtpu::detail::CpuIsa::avx2);
+  static const torchtpu::detail::SgemmKernels k5 = torchtpu::detail::sgemm_kernels_for(torchtpu::detail::CpuIsa::avx512, true);
+  auto tp2 = [](int64_t k, const float* a, const float* b, float* c, int64_t ldc) { k2.block(k, a, b, 6, 0, 1, c, ldc, 16, false); };
+  auto tp5 = [](int64_t k, const float* a, const float* b, float* c, int64_t ldc) { k5.block(k, a, b, 12, 0, 1, c, ldc, 32, false); };
   std::vector<M> ms = {{"intrinsics AVX2 6x16 (upper bound)", simd_choice::intrin_avx2_micro_6x16, 6, 16, false},
+                       {"torchtpu portable 6x16 (AVX2 path)", +tp2, 6, 16, false},
+                       {"torchtpu portable 12x32 (compiled for AVX-512)", +tp5, 12, 32, true},
                        {"Highway N_AVX2 6x16", simd_choice::hwy_avx2_micro_6x16, 6, 16, false},
                        {"xsimd fma3<avx2> 6x16", simd_choice::xs_avx2::micro, 6, 16, false},
                        {"torchtpu sgemm_micro_12x32 (AVX-512 today)", +tt, 12, 32, true},
@@ -189,6 +196,41 @@ void gemm_table(double peak2, double peak5) {
   }
 }
 
+/// The whole f32 GEMM (sgemm_packed: packing, blocking, micro-kernel; 1 thread) with each
+/// kernel table: AVX-512 hand-written vs the portable kernels compiled for AVX-512 and AVX2.
+void full_gemm_table(bool quick) {
+  using namespace torchtpu::detail;
+  const std::vector<SgemmKernels> ks = {sgemm_kernels_for(CpuIsa::avx512), sgemm_kernels_for(CpuIsa::avx512, true),
+                                        sgemm_kernels_for(CpuIsa::avx2)};
+  for (int64_t n : quick ? std::vector<int64_t>{256, 1024} : std::vector<int64_t>{256, 512, 1024, 2048}) {
+    auto a = std::make_shared<std::vector<float>>(size_t(n * n)), b = std::make_shared<std::vector<float>>(size_t(n * n));
+    std::mt19937 g(9);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (auto& v : *a) v = u(g);
+    for (auto& v : *b) v = u(g);
+    std::vector<Cand> c;
+    std::vector<std::shared_ptr<std::vector<float>>> outs;
+    for (const auto& k : ks) {
+      auto out = std::make_shared<std::vector<float>>(size_t(n * n));
+      outs.push_back(out);
+      c.push_back({k.name, [=] {
+                     SgemmArgs ga;
+                     ga.m = ga.n = ga.k = n;
+                     ga.a = a->data(); ga.sam = n; ga.sak = 1;
+                     ga.b = b->data(); ga.sbk = n; ga.sbn = 1;
+                     ga.c = out->data(); ga.ldc = n;
+                     sgemm_packed(ga, SgemmBlocking{}, k);
+                   }});
+    }
+    const std::vector<double> med = measure(c, 0.05);
+    std::printf("\n**whole f32 GEMM, n = %lld, 1 thread** (portable AVX-512 bitwise equal to hand-written: %s)\n\n"
+                "| kernels | GFLOP/s | vs AVX-512 hand-written |\n|---|---|---|\n",
+                (long long)n, *outs[0] == *outs[1] ? "yes" : "NO");
+    for (size_t i = 0; i < c.size(); ++i)
+      std::printf("| %s | %.1f | %.2f |\n", c[i].name.c_str(), 2.0 * double(n * n * n) / med[i] * 1e-9, med[0] / med[i]);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -214,5 +256,6 @@ int main(int argc, char** argv) {
   const double p2 = simd_choice::fma_peak_avx2(), p5 = simd_choice::fma_peak_avx512();
   w1_table(false);
   gemm_table(p2, p5);
+  full_gemm_table(g_turns < 15);
   return 0;
 }

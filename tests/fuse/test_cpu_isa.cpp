@@ -3,13 +3,16 @@
 // the same values on every vector target this machine runs (AVX-512, AVX2, NEON).
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
-#include <cmath>        // std::tanh, std::exp
+#include <algorithm>    // std::max, std::min
+#include <cmath>        // std::tanh, std::exp, std::isnan
+#include <limits>       // std::numeric_limits
 #include <fstream>      // std::ifstream
 #include <string>       // std::string
 #include <type_traits>  // std::decay_t
 #include <vector>       // std::vector
 
-#include <torchtpu/torchtpu.hpp>  // Tensor, tanh, sigmoid
+#include <torchtpu/fuse/window.hpp>  // Window2dArgs, window2d_kernel_for
+#include <torchtpu/torchtpu.hpp>     // Tensor, tanh, sigmoid
 
 #include "../test_env.hpp"  // EnvGuard
 
@@ -294,5 +297,87 @@ TEST_CASE("every vector target's small-batch kernels match float64 and are split
             for (int64_t j0 = 0; j0 < n; j0 += 32) columns(g, j0, std::min<int64_t>(n, j0 + 32));
             CHECK(split == c);
           }
+  }
+}
+
+TEST_CASE("every vector target's pooling and depthwise kernels match the plain loops and float64", "[fuse][isa][window]") {
+  // Geometries: strides 1 and 2 (vector paths) and 3 (plain loops), padding, dilation, windows
+  // wider than a vector's worth of border, planes narrower than one vector, ceil_mode-like
+  // output sizes (windows past the padded input).
+  struct G { int64_t H, W, kh, kw, sh, sw, ph, pw, dh, dw; };
+  const G geoms[] = {{9, 40, 3, 3, 1, 1, 1, 1, 1, 1}, {12, 37, 2, 2, 2, 2, 0, 0, 1, 1}, {11, 53, 3, 3, 2, 2, 1, 1, 1, 1},
+                     {7, 29, 3, 5, 1, 1, 2, 2, 2, 2}, {5, 3, 2, 2, 1, 1, 1, 1, 1, 1}, {8, 70, 5, 5, 3, 3, 2, 2, 1, 1},
+                     {6, 45, 3, 3, 2, 2, 1, 1, 1, 1}};
+  const int64_t planes = 3;
+  for (const G& g : geoms) {
+    std::vector<float> x = lcg_values(size_t(planes * g.H * g.W), uint64_t(g.W * 7 + g.H));
+    x[size_t(g.W + 5) % x.size()] = std::numeric_limits<float>::quiet_NaN();  // one NaN in plane 0
+    const std::vector<float> wt = lcg_values(size_t(planes * g.kh * g.kw), 5), bias = lcg_values(size_t(planes), 6);
+    for (int kind = 0; kind < 4; ++kind) {  // max, avg (count_include_pad), avg (not), depthwise
+      Window2dArgs a;
+      a.kind = kind == 0 ? Window2dArgs::Kind::max : kind == 3 ? Window2dArgs::Kind::depthwise : Window2dArgs::Kind::avg;
+      const bool avg = a.kind == Window2dArgs::Kind::avg;
+      a.x = x.data();
+      a.planes = planes;
+      a.H = g.H; a.W = g.W;
+      a.kh = g.kh; a.kw = g.kw; a.sh = g.sh; a.sw = g.sw; a.ph = g.ph; a.pw = g.pw;
+      a.dh = avg ? 1 : g.dh; a.dw = avg ? 1 : g.dw;
+      a.count_include_pad = kind == 1;
+      a.weight = wt.data();
+      a.bias = bias.data();
+      a.planes_per_item = planes;
+      // one more output column and row than floor mode where the window still starts inside
+      // the padded input (as ceil_mode gives)
+      a.OH = (g.H + 2 * g.ph - a.dh * (g.kh - 1) - 1 + g.sh - 1) / g.sh + 1;
+      a.OW = (g.W + 2 * g.pw - a.dw * (g.kw - 1) - 1 + g.sw - 1) / g.sw + 1;
+      if ((a.OH - 1) * g.sh >= g.H + g.ph) --a.OH;
+      if ((a.OW - 1) * g.sw >= g.W + g.pw) --a.OW;
+      const size_t outn = size_t(planes * a.OH * a.OW);
+      std::vector<float> ref(outn);
+      a.out = ref.data();
+      window2d_scalar(a, 0, planes);
+      // the plain loops against float64, computed here independently
+      for (int64_t pl = 0; pl < planes; ++pl)
+        for (int64_t oh = 0; oh < a.OH; ++oh)
+          for (int64_t ow = 0; ow < a.OW; ++ow) {
+            double s = 0, mx = -INFINITY;
+            bool nan = false;
+            int64_t cnt = 0;
+            for (int64_t i = 0; i < g.kh; ++i)
+              for (int64_t j = 0; j < g.kw; ++j) {
+                const int64_t ih = oh * g.sh - g.ph + i * a.dh, iw = ow * g.sw - g.pw + j * a.dw;
+                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                const double v = x[size_t((pl * g.H + ih) * g.W + iw)];
+                nan |= std::isnan(v);
+                mx = std::max(mx, v);
+                s += avg ? v : v * double(wt[size_t((pl * g.kh + i) * g.kw + j)]);
+                ++cnt;
+              }
+            const int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+            const int64_t padded = (std::min(h0 + g.kh, g.H + g.ph) - h0) * (std::min(w0 + g.kw, g.W + g.pw) - w0);
+            const double want = kind == 0 ? (nan ? NAN : mx) : kind == 3 ? (nan ? NAN : s + double(bias[size_t(pl)]))
+                                : (nan ? NAN : s / double(kind == 1 ? padded : cnt));
+            const float got = ref[size_t((pl * a.OH + oh) * a.OW + ow)];
+            INFO("kind " << kind << " H " << g.H << " W " << g.W << " k " << g.kh << "x" << g.kw << " s " << g.sw << " at " << pl << "," << oh << "," << ow);
+            if (std::isnan(want)) CHECK(std::isnan(got));
+            else CHECK(std::abs(double(got) - want) <= 1e-6 * (1.0 + std::abs(want)));
+          }
+      for (CpuIsa isa : vector_isas()) {
+        INFO("isa " << cpu_isa_name(isa) << " kind " << kind << " H " << g.H << " W " << g.W << " k " << g.kh << "x" << g.kw << " stride " << g.sw);
+        std::vector<float> got(outn + 1, -7.0f);  // one guard element: never written
+        a.out = got.data();
+        window2d_kernel_for(isa, g.sw)(a, 0, planes);
+        CHECK(got[outn] == -7.0f);
+        for (size_t i = 0; i < outn; ++i) {
+          if (std::isnan(ref[i])) {
+            CHECK(std::isnan(got[i]));
+          } else if (kind == 3) {
+            CHECK(std::abs(got[i] - ref[i]) <= 1e-6f * (1.0f + std::abs(ref[i])));
+          } else {
+            CHECK(got[i] == ref[i]);  // same order of operations: bitwise
+          }
+        }
+      }
+    }
   }
 }

@@ -279,6 +279,11 @@ inline float hmax(TORCHTPU_FV a) {
   return hwy::HWY_NAMESPACE::GetLane(hwy::HWY_NAMESPACE::MaxOfLanes(TORCHTPU_FV::D(), a.h()));
 }
 
+/// Lanes 0, 2, 4, ... of the 2 · lanes floats `lo` then `hi` (a stride-2 gather of two loads).
+inline TORCHTPU_FV vconcat_even(TORCHTPU_FV hi, TORCHTPU_FV lo) {
+  return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::ConcatEven(TORCHTPU_FV::D(), hi.h(), lo.h()));
+}
+
 /// Entry points compiled for HWY_TARGET: `Body`'s call operator, instantiated for this
 /// target's vector type, and everything it calls inlined into one function.
 template <>

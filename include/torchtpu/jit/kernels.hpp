@@ -10,6 +10,7 @@
 #include <vector>     // std::vector
 
 #include "../core/errors.hpp"  // ShapeError, ValueError
+#include "../fuse/window.hpp"   // window2d (pooling, depthwise convolution)
 #include "../ops/arith.hpp"    // add, mul
 #include "../ops/matmul.hpp"   // matmul
 #include "../ops/methods.hpp"  // materialize, clone
@@ -134,29 +135,19 @@ inline FloatTensor conv2d(FloatTensor x, const FloatTensor& w, const FloatTensor
   float* op_ = out.data_ptr();
 
   if (Cg == 1 && OCg == 1) {
-    // Depthwise: each output channel reads one input channel.
-    const float* wp = wc.data_ptr();
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < OC; ++c) {
-        const float* xc = xp + (n * C + c) * H * W;
-        const float* wk = wp + c * KH * KW;
-        float* oc = op_ + (n * OC + c) * L;
-        const float bias = b ? b->at(c) : 0.0f;
-        for (int64_t oh = 0; oh < OH; ++oh)
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            float acc = 0.0f;
-            for (int64_t i = 0; i < KH; ++i) {
-              const int64_t ih = oh * sh - ph + i * dh;
-              if (ih < 0 || ih >= H) continue;
-              for (int64_t j = 0; j < KW; ++j) {
-                const int64_t iw = ow * sw - pw + j * dw;
-                if (iw < 0 || iw >= W) continue;
-                acc += xc[ih * W + iw] * wk[i * KW + j];
-              }
-            }
-            oc[oh * OW + ow] = acc + bias;
-          }
-      }
+    // Depthwise: each output channel reads one input channel (fuse/window.hpp).
+    const FloatTensor bc = b ? b->contiguous() : FloatTensor();
+    detail::Window2dArgs a;
+    a.kind = detail::Window2dArgs::Kind::depthwise;
+    a.x = xp;
+    a.out = op_;
+    a.planes = N * OC;
+    a.H = H; a.W = W; a.OH = OH; a.OW = OW;
+    a.kh = KH; a.kw = KW; a.sh = sh; a.sw = sw; a.ph = ph; a.pw = pw; a.dh = dh; a.dw = dw;
+    a.weight = wc.data_ptr();
+    a.bias = b ? bc.data_ptr() : nullptr;
+    a.planes_per_item = OC;
+    detail::window2d(a);
     if (ep.active()) eval_into(out, ep, out);
     return unbatched ? out.squeeze(0) : out;
   }
@@ -232,26 +223,14 @@ inline FloatTensor max_pool2d(const FloatTensor& xin, std::vector<int64_t> k_v, 
     throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " is smaller than the window");
   const int64_t OH = window_out(H, kh, sh, ph, dh, ceil_mode), OW = window_out(W, kw, sw, pw, dw, ceil_mode);
   FloatTensor out = FloatTensor::empty(Dims{N, C, OH, OW});
-  const float* xp = x.data_ptr();
-  float* o = out.data_ptr();
-  for (int64_t nc = 0; nc < N * C; ++nc) {
-    const float* xc = xp + nc * H * W;
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        float m = -std::numeric_limits<float>::infinity();
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t ih = oh * sh - ph + i * dh;
-          if (ih < 0 || ih >= H) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t iw = ow * sw - pw + j * dw;
-            if (iw < 0 || iw >= W) continue;
-            const float v = xc[ih * W + iw];
-            if (v > m || v != v) m = v;
-          }
-        }
-        *o++ = m;
-      }
-  }
+  detail::Window2dArgs a;  // fuse/window.hpp
+  a.kind = detail::Window2dArgs::Kind::max;
+  a.x = x.data_ptr();
+  a.out = out.data_ptr();
+  a.planes = N * C;
+  a.H = H; a.W = W; a.OH = OH; a.OW = OW;
+  a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.ph = ph; a.pw = pw; a.dh = dh; a.dw = dw;
+  detail::window2d(a);
   return unb ? out.squeeze(0) : out;
 }
 
@@ -275,28 +254,16 @@ inline FloatTensor avg_pool2d(const FloatTensor& xin, std::vector<int64_t> k_v, 
     throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " is smaller than the window");
   const int64_t OH = window_out(H, kh, sh, ph, 1, ceil_mode), OW = window_out(W, kw, sw, pw, 1, ceil_mode);
   FloatTensor out = FloatTensor::empty(Dims{N, C, OH, OW});
-  const float* xp = x.data_ptr();
-  float* o = out.data_ptr();
-  for (int64_t nc = 0; nc < N * C; ++nc) {
-    const float* xc = xp + nc * H * W;
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
-        int64_t h1 = std::min(h0 + kh, H + ph), w1 = std::min(w0 + kw, W + pw);
-        const int64_t pool = (h1 - h0) * (w1 - w0);
-        h0 = std::max<int64_t>(h0, 0);
-        w0 = std::max<int64_t>(w0, 0);
-        h1 = std::min(h1, H);
-        w1 = std::min(w1, W);
-        float s = 0.0f;
-        for (int64_t i = h0; i < h1; ++i)
-          for (int64_t j = w0; j < w1; ++j) s += xc[i * W + j];
-        const int64_t div = divisor_override > 0 ? divisor_override
-                            : count_include_pad ? pool
-                                                : (h1 - h0) * (w1 - w0);
-        *o++ = div > 0 ? s / float(div) : 0.0f;
-      }
-  }
+  detail::Window2dArgs a;  // fuse/window.hpp
+  a.kind = detail::Window2dArgs::Kind::avg;
+  a.x = x.data_ptr();
+  a.out = out.data_ptr();
+  a.planes = N * C;
+  a.H = H; a.W = W; a.OH = OH; a.OW = OW;
+  a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.ph = ph; a.pw = pw;
+  a.count_include_pad = count_include_pad;
+  a.divisor_override = divisor_override;
+  detail::window2d(a);
   return unb ? out.squeeze(0) : out;
 }
 

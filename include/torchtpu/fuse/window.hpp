@@ -1,0 +1,202 @@
+// torchtpu/fuse/window.hpp — the 2-D sliding-window kernels of the CPU engine: max pooling,
+// average pooling and depthwise convolution over one [H, W] plane at a time (NCHW, f32),
+// vectorized along output columns on every vector target, with the scalar loop as the
+// definition of each value at the borders and on the scalar path.
+#pragma once
+#include <algorithm>  // std::min, std::max
+#include <cstdint>    // int64_t
+#include <limits>     // std::numeric_limits
+
+#include "simd.hpp"     // FloatVec, vector_entry, select, vconcat_even
+#include "threads.hpp"  // parallel_chunks, chunks_for
+
+namespace torchtpu::detail {
+
+/// One window operation over planes of a contiguous NCHW f32 tensor. Geometry as PyTorch's
+/// (`kernel kh x kw`, stride, padding, dilation; output `OH x OW` computed by the caller);
+/// `planes` planes of `H x W` at `x`, written as `OH x OW` planes at `out`.
+/// - `max`: maximum over the window's in-bounds elements (padding counts as -inf); a NaN in
+///   the window gives NaN (torch.nn.functional.max_pool2d).
+/// - `avg`: sum over the in-bounds elements, divided by `divisor_override` (> 0), or by the
+///   window's size clipped to the padded input (`count_include_pad`), or by its in-bounds
+///   count (torch.nn.functional.avg_pool2d; dilation must be 1).
+/// - `depthwise`: sum of x · weight[i, j] over the in-bounds window (weight: `planes_per_item`
+///   channels of kh x kw, channel = plane % planes_per_item), plus bias[channel] (or 0).
+struct Window2dArgs {
+  enum class Kind { max, avg, depthwise } kind = Kind::max;
+  const float* x = nullptr;
+  float* out = nullptr;
+  int64_t planes = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  bool count_include_pad = true;
+  int64_t divisor_override = 0;
+  const float* weight = nullptr;
+  const float* bias = nullptr;
+  int64_t planes_per_item = 1;
+};
+
+/// The divisor of average pooling's output (oh, ow) (see Window2dArgs).
+inline int64_t window_avg_divisor(const Window2dArgs& a, int64_t oh, int64_t ow) {
+  if (a.divisor_override > 0) return a.divisor_override;
+  int64_t h0 = oh * a.sh - a.ph, w0 = ow * a.sw - a.pw;
+  int64_t h1 = std::min(h0 + a.kh, a.H + a.ph), w1 = std::min(w0 + a.kw, a.W + a.pw);
+  if (a.count_include_pad) return (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0);
+  w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, a.H);
+  w1 = std::min(w1, a.W);
+  return (h1 - h0) * (w1 - w0);
+}
+
+/// Output (oh, ow) of plane `plane` computed by plain loops: the definition of every value.
+inline float window_at(const Window2dArgs& a, int64_t plane, int64_t oh, int64_t ow) {
+  const float* xc = a.x + plane * a.H * a.W;
+  if (a.kind == Window2dArgs::Kind::avg) {
+    const int64_t h0 = std::max<int64_t>(oh * a.sh - a.ph, 0), w0 = std::max<int64_t>(ow * a.sw - a.pw, 0);
+    const int64_t h1 = std::min(oh * a.sh - a.ph + a.kh, a.H), w1 = std::min(ow * a.sw - a.pw + a.kw, a.W);
+    float s = 0.0f;
+    for (int64_t i = h0; i < h1; ++i)
+      for (int64_t j = w0; j < w1; ++j) s += xc[i * a.W + j];
+    const int64_t div = window_avg_divisor(a, oh, ow);
+    return div > 0 ? s / float(div) : 0.0f;
+  }
+  const bool mx = a.kind == Window2dArgs::Kind::max;
+  const int64_t ch = plane % a.planes_per_item;
+  const float* wk = mx ? nullptr : a.weight + ch * a.kh * a.kw;
+  float r = mx ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (int64_t i = 0; i < a.kh; ++i) {
+    const int64_t ih = oh * a.sh - a.ph + i * a.dh;
+    if (ih < 0 || ih >= a.H) continue;
+    for (int64_t j = 0; j < a.kw; ++j) {
+      const int64_t iw = ow * a.sw - a.pw + j * a.dw;
+      if (iw < 0 || iw >= a.W) continue;
+      const float v = xc[ih * a.W + iw];
+      if (mx) {
+        if (v > r || v != v) r = v;
+      } else {
+        r += v * wk[i * a.kw + j];
+      }
+    }
+  }
+  return mx ? r : r + (a.bias ? a.bias[ch] : 0.0f);
+}
+
+/// Planes [p0, p1) by plain loops.
+inline void window2d_scalar(const Window2dArgs& a, int64_t p0, int64_t p1) {
+  for (int64_t pl = p0; pl < p1; ++pl) {
+    float* o = a.out + pl * a.OH * a.OW;
+    for (int64_t oh = 0; oh < a.OH; ++oh)
+      for (int64_t ow = 0; ow < a.OW; ++ow) o[oh * a.OW + ow] = window_at(a, pl, oh, ow);
+  }
+}
+
+/// The output columns [lo, hi) whose whole window row lies inside the input (no padding, no
+/// clipping): there the vector loop runs; the columns outside are the scalar border.
+inline void window_interior(const Window2dArgs& a, int64_t& lo, int64_t& hi) {
+  lo = (a.pw + a.sw - 1) / a.sw;  // ow * sw - pw >= 0
+  const int64_t last = a.W - 1 - (a.kw - 1) * a.dw + a.pw;  // ow * sw <= last
+  hi = last < 0 ? 0 : last / a.sw + 1;
+  hi = std::min(hi, a.OW);
+  if (hi < lo) hi = lo;
+}
+
+#if TORCHTPU_HAS_VECTOR_PATH
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // vectors passed between target and generic code
+
+/// `lanes` input elements starting at p, `Stride` (1 or 2) apart; reads p[0 .. Stride·(lanes-1)]
+/// only.
+template <class V, int Stride>
+TORCHTPU_VEC V window_load(const float* p) {
+  if constexpr (Stride == 1) return V::load(p);
+  else return vconcat_even(V::load_n(p + V::lanes, V::lanes - 1), V::load(p));
+}
+
+/// Planes [p0, p1): interior columns `lanes` at a time (stride 1 or 2), borders by window_at.
+/// Each output is computed in the same order as window_at (window rows, then columns; a
+/// separate multiply and add), so max and avg pooling give bitwise the scalar values.
+template <class V, int Stride>
+TORCHTPU_VEC void window2d_planes(const Window2dArgs& a, int64_t p0, int64_t p1) {
+  constexpr int L = V::lanes;
+  int64_t lo, hi;
+  window_interior(a, lo, hi);
+  const bool mx = a.kind == Window2dArgs::Kind::max, avg = a.kind == Window2dArgs::Kind::avg;
+  const int64_t dw = avg ? 1 : a.dw, dh = avg ? 1 : a.dh;
+  for (int64_t pl = p0; pl < p1; ++pl) {
+    const float* xc = a.x + pl * a.H * a.W;
+    float* o = a.out + pl * a.OH * a.OW;
+    const int64_t ch = pl % a.planes_per_item;
+    const float* wk = a.kind == Window2dArgs::Kind::depthwise ? a.weight + ch * a.kh * a.kw : nullptr;
+    const V bias = V::set1(a.kind == Window2dArgs::Kind::depthwise && a.bias ? a.bias[ch] : 0.0f);
+    for (int64_t oh = 0; oh < a.OH; ++oh) {
+      float* orow = o + oh * a.OW;
+      for (int64_t ow = 0; ow < std::min(lo, a.OW); ++ow) orow[ow] = window_at(a, pl, oh, ow);
+      // the window rows inside the input for this output row
+      int64_t i0 = 0, i1 = a.kh;
+      while (i0 < i1 && oh * a.sh - a.ph + i0 * dh < 0) ++i0;
+      while (i1 > i0 && oh * a.sh - a.ph + (i1 - 1) * dh >= a.H) --i1;
+      const V div = V::set1(avg && hi > lo ? float(window_avg_divisor(a, oh, lo)) : 1.0f);
+      const bool div_pos = !avg || hi <= lo || window_avg_divisor(a, oh, lo) > 0;
+      int64_t ow = lo;
+      for (; ow + L <= hi; ow += L) {
+        V r = mx ? V::set1(-std::numeric_limits<float>::infinity()) : V::zero();
+        for (int64_t i = i0; i < i1; ++i) {
+          const float* xr = xc + (oh * a.sh - a.ph + i * dh) * a.W + ow * a.sw - a.pw;
+          for (int64_t j = 0; j < a.kw; ++j) {
+            const V v = window_load<V, Stride>(xr + j * dw);
+            if (mx) r = select((v > r) | is_nan(v), v, r);
+            else if (avg) r = r + v;
+            else r = r + v * V::set1(wk[i * a.kw + j]);
+          }
+        }
+        if (avg) r = div_pos ? r / div : V::zero();
+        else if (!mx) r = r + bias;
+        vstore(orow + ow, r, L);
+      }
+      for (; ow < a.OW; ++ow) orow[ow] = window_at(a, pl, oh, ow);
+    }
+  }
+}
+
+struct Window2dBody {
+  template <class V>
+  TORCHTPU_VEC void operator()(const Window2dArgs& a, int64_t p0, int64_t p1) const {
+    if (a.sw == 1) window2d_planes<V, 1>(a, p0, p1);
+    else window2d_planes<V, 2>(a, p0, p1);
+  }
+};
+#pragma GCC diagnostic pop
+#endif
+
+/// Planes [p0, p1) of `a` on this thread.
+using Window2dFn = void (*)(const Window2dArgs&, int64_t, int64_t);
+
+/// The window kernel of instruction set `isa`: the vector one when this build has it and the
+/// horizontal stride is 1 or 2, else the plain loops.
+inline Window2dFn window2d_kernel_for(CpuIsa isa, int64_t sw) {
+  if (sw > 2) return &window2d_scalar;
+  switch (isa) {
+#if TORCHTPU_HAS_AVX512_PATH
+    case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;
+#endif
+#if TORCHTPU_HAS_AVX2_PATH
+    case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;
+#endif
+#if TORCHTPU_HAS_NEON_PATH
+    case CpuIsa::neon: return &TargetCall<HWY_NEON>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;
+#endif
+    default: return &window2d_scalar;
+  }
+}
+
+/// Runs `a` over all its planes with the engine's instruction set, split over the thread pool
+/// by planes when the work is large enough (each plane is computed the same way on any
+/// thread: results do not depend on the thread count).
+inline void window2d(const Window2dArgs& a) {
+  if (a.planes <= 0 || a.OH <= 0 || a.OW <= 0) return;
+  const Window2dFn fn = window2d_kernel_for(cpu_isa(), a.sw);
+  const int64_t work = a.planes * a.OH * a.OW * a.kh * a.kw;
+  parallel_chunks(a.planes, chunks_for(work, int64_t(1) << 16), 1, [&](int64_t p0, int64_t p1) { fn(a, p0, p1); });
+}
+
+}  // namespace torchtpu::detail

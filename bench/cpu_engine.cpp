@@ -18,7 +18,8 @@
 
 #include <torchtpu/torchtpu.hpp>  // Tensor, ops, set_num_threads
 
-#include "peers.hpp"  // the peer libraries, each in its own translation unit
+#include "peers.hpp"   // the peer libraries, each in its own translation unit
+#include "timing.hpp"  // interleaved_medians
 
 // ---- allocation counter (a malloc hook: glibc's malloc interposed) -----------------------
 extern "C" void* __libc_malloc(size_t);
@@ -59,27 +60,9 @@ std::FILE* g_csv = nullptr;
 /// Median seconds per call of each candidate, measured in interleaved turns.
 std::vector<double> measure(std::vector<Cand>& cands, double turn_s = 0.01, int turns = 11) {
   if (g_quick) turns = 5;
-  std::vector<int> iters(cands.size(), 1);
-  for (size_t c = 0; c < cands.size(); ++c) {  // warm up, then size a turn to ~turn_s
-    cands[c].run();
-    const auto t0 = std::chrono::steady_clock::now();
-    cands[c].run();
-    const double one = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    iters[c] = std::max(1, int(turn_s / std::max(one, 1e-9)));
-  }
-  std::vector<std::vector<double>> t(cands.size());
-  for (int r = 0; r < turns; ++r)
-    for (size_t c = 0; c < cands.size(); ++c) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < iters[c]; ++i) cands[c].run();
-      t[c].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters[c]);
-    }
-  std::vector<double> med;
-  for (auto& v : t) {
-    std::sort(v.begin(), v.end());
-    med.push_back(v[v.size() / 2]);
-  }
-  return med;
+  std::vector<bench::Run> runs;
+  for (auto& c : cands) runs.push_back(c.run);
+  return bench::interleaved_medians(runs, turn_s, turns);
 }
 
 /// Prints and records one workload: times, a per-call metric, ratio peer/torchtpu (the first

@@ -21,6 +21,7 @@
 #include <torchtpu/torchtpu.hpp>  // Tensor, tanh, sigmoid, set_num_threads, detail::sgemm_micro_12x32
 
 #include "simd_choice.hpp"  // the candidates
+#include "timing.hpp"       // interleaved_medians
 
 namespace {
 
@@ -31,27 +32,9 @@ struct Cand {
 int g_turns = 15;
 
 std::vector<double> measure(std::vector<Cand>& c, double turn_s = 0.02) {
-  std::vector<int> iters(c.size(), 1);
-  for (size_t i = 0; i < c.size(); ++i) {
-    c[i].run();
-    const auto t0 = std::chrono::steady_clock::now();
-    c[i].run();
-    const double one = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    iters[i] = std::max(1, int(turn_s / std::max(one, 1e-9)));
-  }
-  std::vector<std::vector<double>> t(c.size());
-  for (int r = 0; r < g_turns; ++r)
-    for (size_t i = 0; i < c.size(); ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < iters[i]; ++k) c[i].run();
-      t[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters[i]);
-    }
-  std::vector<double> med;
-  for (auto& v : t) {
-    std::sort(v.begin(), v.end());
-    med.push_back(v[v.size() / 2]);
-  }
-  return med;
+  std::vector<std::function<void()>> runs;
+  for (auto& x : c) runs.push_back(x.run);
+  return bench::interleaved_medians(runs, turn_s, g_turns);
 }
 
 struct W1Data {

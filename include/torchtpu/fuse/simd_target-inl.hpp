@@ -91,6 +91,16 @@ struct FloatVec<HWY_TARGET> {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
 #endif
+  /// True when `fma_lane` is one instruction (NEON's `fmla` by element): the GEMM
+  /// micro-kernel then loads A a vector at a time instead of broadcasting every value.
+  static constexpr bool has_fma_lane = HWY_TARGET == HWY_NEON;
+#if HWY_TARGET == HWY_NEON
+  /// c + a · b[L] with one rounding (`fmla v.4s, v.4s, v.s[L]`).
+  template <int L>
+  static FloatVec fma_lane(FloatVec a, FloatVec b, FloatVec c) {
+    return {vfmaq_laneq_f32(c.v, a.v, b.v, L)};
+  }
+#endif
   /// The mask of lanes [0, n).
   static Mask first_n(int64_t n) {
     return {hwy::HWY_NAMESPACE::FirstN(D(), size_t(n < 0 ? 0 : n > lanes ? lanes : n))};

@@ -137,8 +137,8 @@ inline FloatTensor conv2d(FloatTensor x, const FloatTensor& w, const FloatTensor
   if (Cg == 1 && OCg == 1) {
     // Depthwise: each output channel reads one input channel (fuse/window.hpp).
     const FloatTensor bc = b ? b->contiguous() : FloatTensor();
-    detail::Window2dArgs a;
-    a.kind = detail::Window2dArgs::Kind::depthwise;
+    torchtpu::detail::Window2dArgs a;
+    a.kind = torchtpu::detail::Window2dArgs::Kind::depthwise;
     a.x = xp;
     a.out = op_;
     a.planes = N * OC;
@@ -147,7 +147,7 @@ inline FloatTensor conv2d(FloatTensor x, const FloatTensor& w, const FloatTensor
     a.weight = wc.data_ptr();
     a.bias = b ? bc.data_ptr() : nullptr;
     a.planes_per_item = OC;
-    detail::window2d(a);
+    torchtpu::detail::window2d(a);
     if (ep.active()) eval_into(out, ep, out);
     return unbatched ? out.squeeze(0) : out;
   }
@@ -223,14 +223,14 @@ inline FloatTensor max_pool2d(const FloatTensor& xin, std::vector<int64_t> k_v, 
     throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " is smaller than the window");
   const int64_t OH = window_out(H, kh, sh, ph, dh, ceil_mode), OW = window_out(W, kw, sw, pw, dw, ceil_mode);
   FloatTensor out = FloatTensor::empty(Dims{N, C, OH, OW});
-  detail::Window2dArgs a;  // fuse/window.hpp
-  a.kind = detail::Window2dArgs::Kind::max;
+  torchtpu::detail::Window2dArgs a;  // fuse/window.hpp
+  a.kind = torchtpu::detail::Window2dArgs::Kind::max;
   a.x = x.data_ptr();
   a.out = out.data_ptr();
   a.planes = N * C;
   a.H = H; a.W = W; a.OH = OH; a.OW = OW;
   a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.ph = ph; a.pw = pw; a.dh = dh; a.dw = dw;
-  detail::window2d(a);
+  torchtpu::detail::window2d(a);
   return unb ? out.squeeze(0) : out;
 }
 
@@ -254,8 +254,8 @@ inline FloatTensor avg_pool2d(const FloatTensor& xin, std::vector<int64_t> k_v, 
     throw ShapeError(std::string(op) + ": input " + to_string(x.sizes()) + " is smaller than the window");
   const int64_t OH = window_out(H, kh, sh, ph, 1, ceil_mode), OW = window_out(W, kw, sw, pw, 1, ceil_mode);
   FloatTensor out = FloatTensor::empty(Dims{N, C, OH, OW});
-  detail::Window2dArgs a;  // fuse/window.hpp
-  a.kind = detail::Window2dArgs::Kind::avg;
+  torchtpu::detail::Window2dArgs a;  // fuse/window.hpp
+  a.kind = torchtpu::detail::Window2dArgs::Kind::avg;
   a.x = x.data_ptr();
   a.out = out.data_ptr();
   a.planes = N * C;
@@ -263,7 +263,7 @@ inline FloatTensor avg_pool2d(const FloatTensor& xin, std::vector<int64_t> k_v, 
   a.kh = kh; a.kw = kw; a.sh = sh; a.sw = sw; a.ph = ph; a.pw = pw;
   a.count_include_pad = count_include_pad;
   a.divisor_override = divisor_override;
-  detail::window2d(a);
+  torchtpu::detail::window2d(a);
   return unb ? out.squeeze(0) : out;
 }
 

@@ -270,6 +270,23 @@ inline float hsum(TORCHTPU_FV a) {
 inline float hmax(TORCHTPU_FV a) {
   return hwy::HWY_NAMESPACE::GetLane(hwy::HWY_NAMESPACE::MaxOfLanes(TORCHTPU_FV::D(), a.h()));
 }
+// ---- lane permutations and lane 0: the fixed lane trees of the reductions (vec_reduce.hpp) ----
+/// `x` with lanes l and l ^ S exchanged, for S a power of two below `lanes`: S = 1 swaps
+/// neighbouring lanes, S = 2 pairs of lanes, S = 4 groups of four (128-bit blocks), S = 8
+/// (AVX-512) the 256-bit halves. Combining `x` with `vswap_lanes<S>(x)` for S = lanes / 2,
+/// ..., 2, 1 reduces the lanes in the tree every release used on AVX-512 (halves first).
+template <int S>
+inline TORCHTPU_FV vswap_lanes(TORCHTPU_FV x) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  static_assert(S >= 1 && S < TORCHTPU_FV::lanes && (S & (S - 1)) == 0, "vswap_lanes: S is a power of two below lanes");
+  if constexpr (S == 1) return TORCHTPU_FV::of(hn::Shuffle2301(x.h()));
+  else if constexpr (S == 2) return TORCHTPU_FV::of(hn::Shuffle1032(x.h()));
+  else if constexpr (S == 4) return TORCHTPU_FV::of(hn::SwapAdjacentBlocks(x.h()));
+  else return TORCHTPU_FV::of(hn::ConcatLowerUpper(TORCHTPU_FV::D(), x.h(), x.h()));
+}
+/// Lane 0 of `x`.
+inline float vfirst(TORCHTPU_FV x) { return hwy::HWY_NAMESPACE::GetLane(x.h()); }
+
 /// Prefetches the cache line at `p` (never faults).
 inline void vprefetch(TORCHTPU_FV, const void* p) { hwy::Prefetch(p); }
 

@@ -284,6 +284,19 @@ inline TORCHTPU_FV vswap_lanes(TORCHTPU_FV x) {
   else if constexpr (S == 4) return TORCHTPU_FV::of(hn::SwapAdjacentBlocks(x.h()));
   else return TORCHTPU_FV::of(hn::ConcatLowerUpper(TORCHTPU_FV::D(), x.h(), x.h()));
 }
+/// `x` unchanged, as a value the compiler cannot see into: the product that computed `x` is
+/// not fused into a later add (GCC contracts a * b + c to an FMA by default in C++, and may do
+/// so in one copy of a loop and not in another, which made NEON row sums depend on which
+/// loop, hence on the thread split). On AVX-512 the identity: its kernels' results are the
+/// bit-exact ones of earlier releases, and its loops contract alike.
+inline TORCHTPU_FV vopaque(TORCHTPU_FV x) {
+#if HWY_TARGET == HWY_NEON
+  __asm__("" : "+w"(x.v));
+#elif HWY_TARGET == HWY_AVX2
+  __asm__("" : "+x"(x.v));
+#endif
+  return x;
+}
 /// Lane 0 of `x`.
 inline float vfirst(TORCHTPU_FV x) { return hwy::HWY_NAMESPACE::GetLane(x.h()); }
 

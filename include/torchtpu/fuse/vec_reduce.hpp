@@ -49,6 +49,9 @@ inline constexpr int64_t reduce_scalar_block = 32;
 // Every function below is generic over the vector type `V` (`FloatVec` of one target) and
 // always-inline: the kernels run inside the `*Body` function objects at the end, entered
 // through `vector_entry` (`TargetCall<Target>::run`, compiled for the target, `flatten`).
+// Each value added into an accumulator goes through `vopaque`, so the compiler cannot fuse
+// the producer's last product into the add in one copy of a loop and not in another (the
+// same element must round the same way whichever loop reads it: thread-count determinism).
 
 /// Row reductions read this many rows side by side: more streams from memory in flight at
 /// once (the loop is bound by L3/memory latency, not arithmetic); W6 row sums 5 % faster.
@@ -117,13 +120,13 @@ TORCHTPU_VEC void vec_reduce_row_block(const VecEval<E>* ev, int rows, int64_t b
     for (; i + 4 * L <= b1; i += 4 * L) {
 #pragma GCC unroll 16
       for (int k = 0; k < K * 4; ++k)
-        a[k / 4][k % 4] = Op::simd_combine(a[k / 4][k % 4], ev[k / 4].template load<V>(i + L * (k % 4), L));
+        a[k / 4][k % 4] = Op::simd_combine(a[k / 4][k % 4], vopaque(ev[k / 4].template load<V>(i + L * (k % 4), L)));
     }
   } else {
     for (int k = 0; k < rows; ++k) {
       for (int64_t j = b0; j + 4 * L <= b1; j += 4 * L) {
 #pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) a[k][q] = Op::simd_combine(a[k][q], ev[k].template load<V>(j + L * q, L));
+        for (int q = 0; q < 4; ++q) a[k][q] = Op::simd_combine(a[k][q], vopaque(ev[k].template load<V>(j + L * q, L)));
       }
     }
     i = b0 + ((b1 - b0) / (4 * L)) * (4 * L);
@@ -131,7 +134,7 @@ TORCHTPU_VEC void vec_reduce_row_block(const VecEval<E>* ev, int rows, int64_t b
   for (; i < b1; i += L) {
     const int64_t n = b1 - i < L ? b1 - i : L;
     for (int k = 0; k < rows; ++k)
-      a[k][0] = Op::simd_combine(a[k][0], select(V::first_n(n), ev[k].template load<V>(i, n), id));
+      a[k][0] = Op::simd_combine(a[k][0], select(V::first_n(n), vopaque(ev[k].template load<V>(i, n)), id));
   }
   for (int k = 0; k < rows; ++k)
     part[k] = Op::simd_combine(Op::simd_combine(a[k][0], a[k][1]), Op::simd_combine(a[k][2], a[k][3]));
@@ -197,11 +200,11 @@ TORCHTPU_VEC void vec_reduce_col_block(VecEval<E>& ev, int64_t r0, int64_t r1, i
     ev.set_row(idx);
     if (nv == w && cols == L * w) {
 #pragma GCC unroll 16
-      for (int v = 0; v < w; ++v) la[v] = Op::simd_combine(la[v], ev.template load<V>(c + L * v, L));
+      for (int v = 0; v < w; ++v) la[v] = Op::simd_combine(la[v], vopaque(ev.template load<V>(c + L * v, L)));
     } else {
       for (int v = 0; v < nv; ++v) {
         const int64_t n = cols - L * v < L ? cols - L * v : L;
-        la[v] = Op::simd_combine(la[v], ev.template load<V>(c + L * v, n));
+        la[v] = Op::simd_combine(la[v], vopaque(ev.template load<V>(c + L * v, n)));
       }
     }
   }
@@ -312,7 +315,7 @@ template <bool Log, class V, class T, class E>
 TORCHTPU_VEC void softmax_step(const VecEval<E>& ev, T* d, int64_t inner, int64_t i, V mv, V& s) {
   const V t = ev.template load<V>(i, V::lanes) - mv;
   const V e = vexp(t);
-  s = s + e;
+  s = s + vopaque(e);
   store_row(d, inner, i, Log ? t : e, V::lanes);
 }
 
@@ -377,7 +380,7 @@ TORCHTPU_VEC void vec_softmax_rows(VecEval<E>& ev, VecEval<E>& next, StridedRead
     if (tail) {
       const V t = ev.template load<V>(full, tail) - mv;
       const V e = vexp(t);
-      s1 = s1 + select(V::first_n(tail), e, V::zero());
+      s1 = s1 + select(V::first_n(tail), vopaque(e), V::zero());
       store_row(d, inner, full, Log ? t : e, tail);
     }
     const float sum = hsum(s0 + s1);

@@ -194,9 +194,9 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
   const int64_t inner = p.sizes[p.rank - 1];
   const bool inner_reduced = barrier < p.rank;
   T* out = dest.data_ptr();
-#if TORCHTPU_HAS_AVX512_PATH
+#if TORCHTPU_HAS_VECTOR_PATH
   if constexpr (vec_reducible<Op, E, T>()) {
-    if (cpu_has_avx512() && in.size() > 0 && numel(in) > 0) {
+    if (cpu_isa() != CpuIsa::scalar && in.size() > 0 && numel(in) > 0) {
       // (b) leading dims reduced, trailing dims kept and contiguous in dest: accumulate
       // whole input rows into vector registers (column sums)
       int k = 0;
@@ -209,21 +209,25 @@ void reduce_into(const Tensor<T, R>& dest, const ReduceNode<Op, E>& node) {
         const int qb = coalesce(q, ops, k);
         int64_t qst[max_rank];
         plan_strides(q, in, dst, qst);
-        if (q.rank == 2 && qb == 1 && qst[1] == 1) {
+        const auto cols_fn = vector_kernel<VecReduceColsBody<Op, T, E>, VecEval<E>*, int64_t, T*, int64_t, int64_t, int64_t>();
+        if (cols_fn && q.rank == 2 && qb == 1 && qst[1] == 1) {
           const VecEval<E> base(node.arg, q, EvalContext{});
           const int64_t rows = q.sizes[0], cols = q.sizes[1];
+          // chunks of columns start at multiples of 256: whole column blocks on every target
           parallel_chunks(cols, chunks_for(rows * cols, reduce_grain), 256, [&](int64_t c0, int64_t c1) {
             VecEval<E> ev = base;
-            vec_reduce_cols<Op, T, E>(ev, rows, out, count, c0, c1);
+            cols_fn(&ev, rows, out, count, c0, c1);
           });
           return;
         }
       }
       // (a) the reduced dims coalesce into the inner loop: one vector pass per output
-      if (inner_reduced && barrier == p.rank - 1) {
+      const auto rows_fn = vector_kernel<VecReduceRowsBody<Op, T, E>, const VecEval<E>*, const LoopPlan*, const int64_t*,
+                                         T*, int64_t, int64_t, int64_t>();
+      if (rows_fn && inner_reduced && barrier == p.rank - 1) {
         const VecEval<E> base(node.arg, p, EvalContext{});
         parallel_chunks(kept_total, chunks_for(kept_total * inner, reduce_grain), 1, [&](int64_t o0, int64_t o1) {
-          vec_reduce_rows<Op, T, E>(base, p, dst_st, out, count, o0, o1);
+          rows_fn(&base, &p, dst_st, out, count, o0, o1);
         });
         return;
       }
@@ -339,16 +343,18 @@ void softmax_into(const Tensor<T, R>& dest, const SoftmaxNode<E, Log>& node) {
   for (int i = 0; i < in.size(); ++i) if (i != node.dim) order[n++] = i;
   order[n++] = node.dim;
   LoopPlan p = make_plan(in, order);
-#if TORCHTPU_HAS_AVX512_PATH
+#if TORCHTPU_HAS_VECTOR_PATH
   if constexpr (std::same_as<T, float> && vectorizable<E>()) {
-    if (cpu_has_avx512()) {
+    const auto fn = vector_kernel<VecSoftmaxRowsBody<Log, T, E>, VecEval<E>*, VecEval<E>*, StridedReader<T>*,
+                                  const LoopPlan*, int64_t, int64_t>();
+    if (fn) {
       const VecEval<E> base(node.arg, p, EvalContext{});
       const StridedReader<T> out0(dest.data_ptr(), dest.sizes(), dest.strides(), p);
       const int64_t rows = plan_rows(p);
       parallel_chunks(rows, chunks_for(rows * p.sizes[p.rank - 1], reduce_grain / 4), 1, [&](int64_t r0, int64_t r1) {
         VecEval<E> ev = base, next = base;
         StridedReader<T> out = out0;
-        vec_softmax_rows<Log, T, E>(ev, next, out, p, r0, r1);
+        fn(&ev, &next, &out, &p, r0, r1);
       });
       return;
     }

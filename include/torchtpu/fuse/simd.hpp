@@ -102,8 +102,7 @@ inline CpuIsa cpu_isa() {
   return isa;
 }
 
-/// True when the engine runs its AVX-512 code (the hand-tuned GEMM, GEMV and reduction
-/// kernels that have no portable form yet test this).
+/// True when the engine runs its AVX-512 code (`cpu_isa() == CpuIsa::avx512`).
 inline bool cpu_has_avx512() { return cpu_isa() == CpuIsa::avx512; }
 
 /// True when the CPU has AVX512-BF16 (`vdpbf16ps`) and the engine runs its AVX-512 code.

@@ -1,8 +1,7 @@
 // torchtpu/fuse/simd_avx512.hpp — names for the hand-written AVX-512 kernels (the packed f32
-// GEMM's micro-kernel, packing and transposes in gemm.hpp, the small-batch GEMV, the row
-// reductions and softmax of vec_reduce.hpp): `VecF` is the AVX-512 `FloatVec`, plus raw-mask
-// helpers. Those kernels run only when `cpu_has_avx512()`; on other CPUs their callers use
-// the portable kernels or the scalar loops. Included by simd.hpp only.
+// GEMM's micro-kernel, packing and transposes in gemm.hpp, the small-batch GEMV in gemv.hpp):
+// `VecF` is the AVX-512 `FloatVec`, plus raw-mask helpers. Those kernels run only when
+// `cpu_has_avx512()`; on other CPUs their callers use the portable kernels or the scalar loops. Included by simd.hpp only.
 #pragma once
 
 namespace torchtpu::detail {
@@ -20,16 +19,8 @@ namespace torchtpu::detail {
 using VecF = FloatVec<HWY_AVX3>;
 using MaskF = __mmask16;
 
-TORCHTPU_SIMD VecF vset1(float x) { return {_mm512_set1_ps(x)}; }
-TORCHTPU_SIMD VecF vzero() { return {_mm512_setzero_ps()}; }
 TORCHTPU_SIMD MaskF lane_mask(int64_t n) { return n >= 16 ? MaskF(0xffff) : MaskF((1u << n) - 1u); }
-/// Loads `n` (<= 16) floats; lanes past `n` are 0 and their memory is not touched.
-TORCHTPU_SIMD VecF vload(const float* p, int64_t n) {
-  return n >= 16 ? VecF{_mm512_loadu_ps(p)} : VecF{_mm512_maskz_loadu_ps(lane_mask(n), p)};
-}
 TORCHTPU_SIMD VecF vload_bf16(const uint16_t* p, int64_t n) { return VecF::load_bf16(p, n); }
-/// Lane-wise `m ? a : b` with a raw mask.
-TORCHTPU_SIMD VecF select(MaskF m, VecF a, VecF b) { return {_mm512_mask_mov_ps(b.v, m, a.v)}; }
 #else
 #define TORCHTPU_SIMD inline
 #define TORCHTPU_SIMD_KERNEL

@@ -302,6 +302,37 @@ inline TORCHTPU_FV vconcat_even(TORCHTPU_FV hi, TORCHTPU_FV lo) {
   return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::ConcatEven(TORCHTPU_FV::D(), hi.h(), lo.h()));
 }
 
+// ---- lane permutations and lane 0: the fixed lane trees of the reductions (vec_reduce.hpp) ----
+/// `x` with lanes l and l ^ S exchanged, for S a power of two below `lanes`: S = 1 swaps
+/// neighbouring lanes, S = 2 pairs of lanes, S = 4 groups of four (128-bit blocks), S = 8
+/// (AVX-512) the 256-bit halves. Combining `x` with `vswap_lanes<S>(x)` for S = lanes / 2,
+/// ..., 2, 1 reduces the lanes in the tree every release used on AVX-512 (halves first).
+template <int S>
+inline TORCHTPU_FV vswap_lanes(TORCHTPU_FV x) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  static_assert(S >= 1 && S < TORCHTPU_FV::lanes && (S & (S - 1)) == 0, "vswap_lanes: S is a power of two below lanes");
+  if constexpr (S == 1) return TORCHTPU_FV::of(hn::Shuffle2301(x.h()));
+  else if constexpr (S == 2) return TORCHTPU_FV::of(hn::Shuffle1032(x.h()));
+  else if constexpr (S == 4) return TORCHTPU_FV::of(hn::SwapAdjacentBlocks(x.h()));
+  else return TORCHTPU_FV::of(hn::ConcatLowerUpper(TORCHTPU_FV::D(), x.h(), x.h()));
+}
+/// `x` unchanged, as a value the compiler cannot see into: the product that computed `x` is
+/// not fused into a later add (GCC contracts a * b + c to an FMA by default in C++, and may do
+/// so in one copy of a loop and not in another, which made NEON row sums depend on which
+/// loop, hence on the thread split). On AVX-512 the identity: its kernels' results are the
+/// bit-exact ones of earlier releases, and its loops contract alike.
+inline TORCHTPU_FV vopaque(TORCHTPU_FV x) {
+#if HWY_TARGET == HWY_NEON
+  __asm__("" : "+w"(x.v));
+#elif HWY_TARGET == HWY_AVX2
+  __asm__("" : "+x"(x.v));
+#endif
+  return x;
+}
+/// Lane 0 of `x`.
+inline float vfirst(TORCHTPU_FV x) { return hwy::HWY_NAMESPACE::GetLane(x.h()); }
+
+
 /// Entry points compiled for HWY_TARGET: `Body`'s call operator, instantiated for this
 /// target's vector type, and everything it calls inlined into one function.
 template <>

@@ -1,5 +1,5 @@
 // torchtpu/fuse/vec_eval.hpp — the vectorized evaluator tree that reductions and softmax use to
-// read their elementwise producers 16 lanes at a time (contiguous, broadcast or gathered along
+// read their elementwise producers one vector (`V::lanes` floats, any target) at a time (contiguous, broadcast or gathered along
 // the inner axis), and the test of whether a region has a vector form. Plain elementwise
 // regions use the block kernels of fuse/elementwise.hpp instead.
 #pragma once
@@ -10,7 +10,7 @@
 #include <type_traits>  // std::decay_t
 
 #include "evaluator.hpp"  // Evaluator, StridedReader
-#include "simd.hpp"       // VecF, TORCHTPU_SIMD, cpu_has_avx512
+#include "simd.hpp"       // FloatVec operations, TORCHTPU_VEC
 #include "threads.hpp"    // parallel_chunks, chunks_for
 
 namespace torchtpu::detail {
@@ -65,31 +65,38 @@ constexpr bool vectorizable() {
   }
 }
 
-#if TORCHTPU_HAS_AVX512_PATH
+#if TORCHTPU_HAS_VECTOR_PATH
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // vectors passed between target and generic code
 
-/// Loads `n` lanes from a strided row: contiguous, broadcast (stride 0) or gathered.
-template <class T>
-TORCHTPU_SIMD VecF load_row(const T* row, int64_t inner, int64_t i, int64_t n) {
+/// Lanes [i, i + n) of a strided row as one vector `V` of floats (0 <= n <= V::lanes; lanes
+/// past `n` are 0): contiguous (`inner` == 1, f32 or bf16), broadcast (`inner` == 0: every
+/// lane `row[0]`) or gathered (element l at `row[(i + l) * inner]`). No memory past the `n`
+/// elements is read.
+template <class V, class T>
+TORCHTPU_VEC V load_row(const T* row, int64_t inner, int64_t i, int64_t n) {
   if (inner == 1) {
-    if constexpr (std::same_as<T, float>) return vload(row + i, n);
-    else return vload_bf16(reinterpret_cast<const uint16_t*>(row + i), n);
+    if constexpr (std::same_as<T, float>) return n >= V::lanes ? V::load(row + i) : V::load_n(row + i, n);
+    else return V::load_bf16(reinterpret_cast<const uint16_t*>(row + i), n);
   }
-  if (inner == 0) return vset1(float(row[0]));
-  alignas(64) float tmp[16] = {};
+  if (inner == 0) return V::set1(float(row[0]));
+  alignas(64) float tmp[V::lanes] = {};
   const T* p = row + i * inner;
   for (int64_t l = 0; l < n; ++l) tmp[l] = float(p[l * inner]);
-  return vload(tmp, n);
+  return V::load(tmp);
 }
 
-template <class T>
-TORCHTPU_SIMD void store_row(T* row, int64_t inner, int64_t i, VecF v, int64_t n) {
+/// Lanes [0, n) of `v` to elements [i, i + n) of a strided row (`inner` >= 1), rounded to
+/// `T` (f32 or bf16); nothing else is written.
+template <class V, class T>
+TORCHTPU_VEC void store_row(T* row, int64_t inner, int64_t i, V v, int64_t n) {
   if (inner == 1) {
     if constexpr (std::same_as<T, float>) vstore(row + i, v, n);
     else vstore_bf16(reinterpret_cast<uint16_t*>(row + i), v, n);
     return;
   }
-  alignas(64) float tmp[16];
-  vstore(tmp, v, 16);
+  alignas(64) float tmp[V::lanes];
+  vstore(tmp, v, V::lanes);
   T* p = row + i * inner;
   for (int64_t l = 0; l < n; ++l) p[l * inner] = T(tmp[l]);
 }
@@ -101,7 +108,9 @@ struct VecEval<E> {
   Evaluator<E> ev;
   VecEval(const E& e, const LoopPlan& p, const EvalContext& ctx) : ev(e, p, ctx) {}
   void set_row(const int64_t* idx) { ev.set_row(idx); }
-  TORCHTPU_SIMD VecF load(int64_t i, int64_t n) const { return load_row(ev.row, ev.inner, i, n); }
+  /// Lanes [i, i + n) of the current row (n <= V::lanes; lanes past `n` are 0).
+  template <class V>
+  TORCHTPU_VEC V load(int64_t i, int64_t n) const { return load_row<V>(ev.row, ev.inner, i, n); }
 };
 
 template <element S>
@@ -109,7 +118,8 @@ struct VecEval<ScalarNode<S>> {
   float v;
   VecEval(const ScalarNode<S>& s, const LoopPlan&, const EvalContext&) : v(convert<float>(s.value)) {}
   void set_row(const int64_t*) {}
-  TORCHTPU_SIMD VecF load(int64_t, int64_t) const { return vset1(v); }
+  template <class V>
+  TORCHTPU_VEC V load(int64_t, int64_t) const { return V::set1(v); }
 };
 
 template <class Op, class... Args>
@@ -124,17 +134,19 @@ struct VecEval<MapNode<Op, Args...>> {
   void set_row(const int64_t* idx) {
     std::apply([&](auto&... c) { (c.set_row(idx), ...); }, ch);
   }
-  TORCHTPU_SIMD VecF load(int64_t i, int64_t n) const { return load_impl(i, n, std::index_sequence_for<Args...>{}); }
+  template <class V>
+  TORCHTPU_VEC V load(int64_t i, int64_t n) const { return load_impl<V>(i, n, std::index_sequence_for<Args...>{}); }
 
  private:
-  template <size_t... I>
-  TORCHTPU_SIMD VecF load_impl(int64_t i, int64_t n, std::index_sequence<I...>) const {
-    const VecF r = op.simd(std::get<I>(ch).load(i, n)...);
+  template <class V, size_t... I>
+  TORCHTPU_VEC V load_impl(int64_t i, int64_t n, std::index_sequence<I...>) const {
+    const V r = op.simd(std::get<I>(ch).template load<V>(i, n)...);
     if constexpr (std::same_as<typename Node::value_type, bfloat16>) return round_bf16(r);
     else return r;
   }
 };
 
+#pragma GCC diagnostic pop
 #endif
 
 /// Work per thread below which a region stays on one thread, in element-costs: an element

@@ -202,7 +202,7 @@ void full_gemm_table(bool quick) {
                      ga.a = a->data(); ga.sam = n; ga.sak = 1;
                      ga.b = b->data(); ga.sbk = n; ga.sbn = 1;
                      ga.c = out->data(); ga.ldc = n;
-                     sgemm_packed(ga, SgemmBlocking{}, k);
+                     sgemm_packed(ga, k.blocking, k);
                    }});
     }
     const std::vector<double> med = measure(c, 0.05);

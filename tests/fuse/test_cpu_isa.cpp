@@ -301,7 +301,7 @@ TEST_CASE("every vector target's f32 GEMM kernels match float64, on edge tiles a
         g.sbn = (layout & 2) ? k : 1;
         std::vector<float> c(size_t(m * n), -7.0f);
         g.c = c.data(); g.ldc = n;
-        sgemm_packed(g, SgemmBlocking{}, kern);
+        sgemm_packed(g, kern.blocking, kern);
         CHECK(worst_gemm_error(c.data(), m, n, k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn) < 2e-6);
       }
     }
@@ -319,7 +319,7 @@ TEST_CASE("every vector target's f32 GEMM is bitwise independent of the thread c
     g.b = b.data(); g.sbk = n; g.sbn = 1;
     std::vector<float> c(size_t(m * n));
     g.c = c.data(); g.ldc = n;
-    sgemm_packed(g, SgemmBlocking{}, kern);
+    sgemm_packed(g, kern.blocking, kern);
     return c;
   };
   const int before = torchtpu::get_num_threads();

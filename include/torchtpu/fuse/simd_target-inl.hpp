@@ -222,25 +222,6 @@ inline TORCHTPU_FV vminimum(TORCHTPU_FV a, TORCHTPU_FV b) {
   const TORCHTPU_FV r = TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Min(a.h(), b.h()));
   return select(is_nan(a), a, select(is_nan(b), b, r));
 }
-/// 1 / d for normal d in [1, 336] (sigmoid's and tanh's denominators): on AVX-512 the 14-bit
-/// estimate `vrcp14ps` plus one Newton step (about 1 ulp). On AVX2 the 12-bit `vrcpps`
-/// (relative error <= 1.5 · 2^-12, Intel SDM) plus one Newton step (~2^-23) and a final
-/// residual step r + r·(1 − d·r) with FMAs (about 0.5 ulp): 5 FMA-port operations instead
-/// of `vdivps`, whose throughput (one per 5 cycles on Skylake, 1 per 3.5 on Zen 2) bounded
-/// W1 on AVX2. On NEON the exact division: its estimate has 8 bits (three more steps).
-inline TORCHTPU_FV vrecip_1_2(TORCHTPU_FV d) {
-#if HWY_TARGET == HWY_AVX3
-  const __m512 r = _mm512_maskz_rcp14_ps(0xffff, d.v);
-  return {_mm512_mul_ps(r, _mm512_fnmadd_ps(d.v, r, _mm512_set1_ps(2.0f)))};
-#elif HWY_TARGET == HWY_AVX2
-  const __m256 r0 = _mm256_rcp_ps(d.v);
-  const __m256 r1 = _mm256_mul_ps(r0, _mm256_fnmadd_ps(d.v, r0, _mm256_set1_ps(2.0f)));
-  const __m256 e = _mm256_fnmadd_ps(d.v, r1, _mm256_set1_ps(1.0f));  // 1 - d·r1, one rounding
-  return {_mm256_fmadd_ps(r1, e, r1)};
-#else
-  return TORCHTPU_FV::set1(1.0f) / d;
-#endif
-}
 /// p · 2^n for n integral in [-150, 129] (exp's last step): one rounding, so subnormal
 /// results are correctly rounded and results past the float range are inf (`vscalefps` on
 /// AVX-512; elsewhere two exact power-of-two factors, each in the normal range).
@@ -250,7 +231,13 @@ inline TORCHTPU_FV vscalef(TORCHTPU_FV p, TORCHTPU_FV n) {
 #else
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::Rebind<int32_t, TORCHTPU_FV::D> di;
+#if HWY_TARGET == HWY_AVX2
+  // n is integral and in range: the bare conversion (Highway's ConvertTo adds a saturation
+  // fix-up of 4 instructions, a sixth of W1's loop on AVX2)
+  const hn::Vec<decltype(di)> ni{_mm256_cvtps_epi32(n.v)};
+#else
   const auto ni = hn::ConvertTo(di, n.h());
+#endif
   const auto n1 = hn::ShiftRight<1>(ni);  // floor(n / 2): arithmetic shift
   const auto n2 = hn::Sub(ni, n1);
   const auto bias = hn::Set(di, 127);

@@ -300,3 +300,90 @@ TEST_CASE("jit graph: arguments an op would not honour are rejected at finalize,
   m.finalize();
   CHECK(values(m.run({Value(t({1, 2, 3, 6}, Dims{2, 2}))})[0].tensor()) == std::vector<float>{3});
 }
+
+// Issue 12: three importer defects fuzz_jit_graph found (commits 8e7a834 and d8f6905). Each
+// graph below is one jit::load could be handed by a malformed TorchScript file; before the
+// fixes these read or wrote past a buffer instead of throwing.
+TEST_CASE("jit graph: add_node and set_outputs refuse slots that do not exist", "[jit][issue12]") {
+  Graph g;
+  const int x = g.add_input("x");  // slot 0: the graph has 1 slot
+  // an input slot below 0, one past the last slot (the node's own first output), one far out
+  CHECK_THROWS_AS(g.add_node("aten::relu", {-1}, 1, "node 0 (m.py:1)"), torchtpu::ValueError);
+  CHECK_THROWS_WITH(g.add_node("aten::relu", {-1}, 1, "node 0 (m.py:1)"),
+                    "add_node: aten::relu at node 0 (m.py:1): input slot -1 does not exist (the graph has 1 slots so far)");
+  CHECK_THROWS_WITH(g.add_node("aten::relu", {1}, 1, "node 0 (m.py:1)"),
+                    "add_node: aten::relu at node 0 (m.py:1): input slot 1 does not exist (the graph has 1 slots so far)");
+  CHECK_THROWS_WITH(g.add_node("aten::add", {x, 1000000}, 1, "node 0 (m.py:1)"),
+                    Catch::Contains("aten::add") && Catch::Contains("input slot 1000000 does not exist"));
+  CHECK_THROWS_AS(g.add_node("aten::relu", {x}, -1, "node 0 (m.py:1)"), torchtpu::ValueError);
+  CHECK_THROWS_WITH(g.add_node("aten::relu", {x}, -1, "node 0 (m.py:1)"),
+                    "add_node: aten::relu at node 0 (m.py:1): negative output count -1");
+  CHECK_THROWS_AS(g.set_outputs({1}), torchtpu::ValueError);
+  CHECK_THROWS_WITH(g.set_outputs({x, 1}), "set_outputs: output slot 1 does not exist (the graph has 1 slots so far)");
+  CHECK_THROWS_WITH(g.set_outputs({-2}), "set_outputs: output slot -2 does not exist (the graph has 1 slots so far)");
+  // a refused call leaves the graph as it was: no half-added node, no outputs, no new slots
+  CHECK(g.nodes().empty());
+  CHECK(g.output_slots().empty());
+  CHECK(g.initial_slots().size() == 1);
+  // and it still builds and runs: relu(x), its output slot 1 now exists
+  const int r = g.add_node("aten::relu", {x}, 1, "node 0 (m.py:1)")[0];
+  CHECK(r == 1);
+  CHECK_NOTHROW(g.set_outputs({r}));
+  g.finalize();
+  CHECK(values(g.run({Value(t({-1, 2}, Dims{2}))})[0].tensor()) == std::vector<float>{0, 2});
+}
+
+TEST_CASE("jit graph: a node with no outputs is rejected at finalize, naming the op and node", "[jit][issue12]") {
+  // relu(x) with no output slot: its kernel would write out[0] of an empty span.
+  Graph g;
+  const int x = g.add_input("x");
+  CHECK(g.add_node("aten::relu", {x}, 0, "node 0 (m.py:4)").empty());
+  g.set_outputs({x});
+  try {
+    g.finalize();
+    FAIL("expected UnsupportedOperator");
+  } catch (const torchtpu::UnsupportedOperator& e) {
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("aten::relu x1, first at node 0 (m.py:4): the node has no outputs (every operator returns a value)"));
+  }
+  // every such node is counted, per kind, with the first location
+  Graph h;
+  const int y = h.add_input("y");
+  h.add_node("aten::detach", {y}, 0, "node 0 (m.py:1)");
+  h.add_node("aten::detach", {y}, 0, "node 1 (m.py:2)");
+  h.add_node("prim::NumToTensor", {y}, 0, "node 2 (m.py:3)");
+  h.set_outputs({y});
+  CHECK_THROWS_AS(h.finalize(), torchtpu::UnsupportedOperator);
+  CHECK_THROWS_WITH(h.finalize(), Catch::Contains("aten::detach x2, first at node 0 (m.py:1): the node has no outputs") &&
+                                      Catch::Contains("prim::NumToTensor x1, first at node 2 (m.py:3): the node has no outputs"));
+  // the same node with one output is fine
+  Graph ok;
+  const int z = ok.add_input("z");
+  ok.set_outputs({ok.add_node("aten::relu", {z}, 1, "node 0 (m.py:4)")[0]});
+  CHECK_NOTHROW(ok.finalize());
+}
+
+TEST_CASE("jit graph: NumToTensor, ScalarImplicit, dropout and detach without arguments throw, in every mode", "[jit][issue12]") {
+  for (const char* kind : {"prim::NumToTensor", "aten::ScalarImplicit", "aten::dropout", "aten::dropout_",
+                           "aten::feature_dropout", "aten::alpha_dropout", "aten::detach"}) {
+    INFO(kind);
+    // kind() with no inputs: these kernels read argument 0 (the only graph input is unused, so
+    // the kernel's input span is empty)
+    Graph g;
+    g.add_input("x");
+    g.set_outputs({g.add_node(kind, {}, 1, "node 0 (m.py:7)")[0]});
+    g.finalize();  // nothing to check: dropout's train/p check needs its arguments
+    const std::string want = std::string("forward: ") + kind + " at node 0 (m.py:7): " + kind +
+                             ": expected at least 1 arguments, got 0";
+    for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+      CHECK_THROWS_AS(g.run({Value(t({1, 2}, Dims{2}))}, mode), torchtpu::ValueError);
+      CHECK_THROWS_WITH(g.run({Value(t({1, 2}, Dims{2}))}, mode), want);
+    }
+    // with its argument the node passes it through unchanged
+    Graph p;
+    const int x = p.add_input("x");
+    p.set_outputs({p.add_node(kind, {x}, 1, "node 0 (m.py:7)")[0]});
+    p.finalize();
+    CHECK(values(p.run({Value(t({1, -2}, Dims{2}))}, Mode::Strict)[0].tensor()) == std::vector<float>{1, -2});
+  }
+}

@@ -387,3 +387,109 @@ TEST_CASE("jit graph: NumToTensor, ScalarImplicit, dropout and detach without ar
     CHECK(values(p.run({Value(t({1, -2}, Dims{2}))}, Mode::Strict)[0].tensor()) == std::vector<float>{1, -2});
   }
 }
+
+// Issue 12, found by this campaign of fuzz_jit_graph (tests/fuzz/corpus/jit_graph/
+// repro_int_of_nan_tensor): aten::Int of a one-element tensor holding NaN converted the float
+// to int64 unchecked (undefined behaviour; UBSan's float-cast-overflow). NaN, the infinities
+// and values outside [-2^63, 2^63) are now a ValueError naming the op; values in range
+// truncate toward 0 as before (worked out by hand).
+TEST_CASE("jit graph: aten::Int of a NaN, infinite or out-of-range tensor is a ValueError", "[jit][issue12]") {
+  auto to_int = [](float v) {
+    Graph g;
+    const int x = g.add_input("x");
+    g.set_outputs({g.add_node("aten::Int", {x}, 1, "node 0 (m.py:2)")[0]});
+    g.finalize();
+    return g.run({Value(t({v}, Dims{1}))}, Mode::Strict)[0].to_int();
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(), inf, -inf,
+                    9223372036854775808.0f /* 2^63 */, 1e30f, -1e30f}) {
+    INFO(bad);
+    CHECK_THROWS_AS(to_int(bad), torchtpu::ValueError);
+    CHECK_THROWS_WITH(to_int(bad), Catch::StartsWith("forward: aten::Int at node 0 (m.py:2): aten::Int: cannot convert the tensor value") &&
+                                       Catch::Contains("to int"));
+  }
+  CHECK(to_int(-9223372036854775808.0f) == std::numeric_limits<int64_t>::min());  // -2^63 is in range
+  CHECK(to_int(-2.75f) == -2);
+  CHECK(to_int(2.75f) == 2);
+  CHECK(to_int(16777216.0f) == 16777216);  // 2^24
+  CHECK(to_int(0.0f) == 0);
+}
+
+// Issue 12, found by this campaign (tests/fuzz/corpus/jit_graph/repro_select_0dim):
+// select on a 0-dim tensor passed wrap_dim (which accepts dim 0 of a scalar, as torch does
+// for most ops), read a stale size and erased from an empty Dims, leaving rank -1; the next
+// kernel iterated its shape past the end of the stack (ASan stack-buffer-overflow). torch
+// refuses select on a 0-dim tensor ("select() cannot be applied to a 0-dim tensor"); so do we.
+TEST_CASE("jit graph: select of a 0-dim tensor is an IndexError; Dims::erase checks its position", "[jit][issue12]") {
+  Graph g;
+  const int x = g.add_input("x");
+  const int zero = g.add_constant(Value(int64_t(0)));
+  const int s0 = g.add_node("aten::select", {x, zero, zero}, 1, "node 0 (m.py:1)")[0];  // [3] -> []
+  const int s1 = g.add_node("aten::select", {s0, zero, zero}, 1, "node 1 (m.py:2)")[0];  // [] -> error
+  g.set_outputs({g.add_node("aten::relu6", {s1}, 1, "node 2 (m.py:3)")[0]});
+  g.finalize();
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+    CHECK_THROWS_AS(g.run({Value(t({3, 4, 5}, Dims{3}))}, mode), torchtpu::IndexError);
+    CHECK_THROWS_WITH(g.run({Value(t({3, 4, 5}, Dims{3}))}, mode),
+                      "forward: aten::select at node 1 (m.py:2): select: cannot be applied to a 0-dim tensor (shape [])");
+  }
+  // the first select alone is fine: x[0] = 3, a 0-dim tensor
+  const FloatTensor v = t({3, 4, 5}, Dims{3}).select(0, 0);
+  CHECK(v.dim() == 0);
+  CHECK(v.item() == 3.0f);
+  CHECK_THROWS_AS(v.select(0, 0), torchtpu::IndexError);
+  CHECK_THROWS_AS(v.select(-1, 0), torchtpu::IndexError);
+  // Dims::erase outside [0, size()) is a ShapeError, never a negative size
+  Dims d{2, 3};
+  CHECK_THROWS_AS(d.erase(2), torchtpu::ShapeError);
+  CHECK_THROWS_AS(d.erase(-1), torchtpu::ShapeError);
+  d.erase(0);
+  CHECK(d == Dims{3});
+  d.erase(0);
+  CHECK(d.size() == 0);
+  CHECK_THROWS_WITH(d.erase(0), "erase: position 0 out of range for 0 values");
+  CHECK(d.size() == 0);
+}
+
+// Issue 12, found by this campaign (repro_mean_empty_dim): a reduction over a 0-size dim
+// visits the kept rows of an input with no storage, and offset a null pointer (UBSan
+// pointer-overflow, no read). Results as torch: mean of no elements is NaN, sum is 0.
+TEST_CASE("jit graph: mean and sum over a 0-size dim", "[jit][issue12]") {
+  for (const char* kind : {"aten::mean", "aten::sum"}) {
+    INFO(kind);
+    Graph g = one_node(kind, {Value(std::vector<int64_t>{1}), Value(false), Value()});
+    g.finalize();
+    for (Mode mode : {Mode::Fused, Mode::Strict}) {
+      const FloatTensor y = g.run({Value(FloatTensor::empty(Dims{3, 0}))}, mode)[0].tensor();
+      REQUIRE(y.sizes() == Dims{3});
+      for (float e : values(y)) {
+        if (std::string(kind) == "aten::mean") CHECK(std::isnan(e));
+        else CHECK(e == 0.0f);
+      }
+    }
+  }
+}
+
+// Issue 12, found by this campaign (repro_fused_scalar_epilogue): an activation fused into
+// a binary op whose operands are both numbers ran on a 0-dim tensor made from the number,
+// while unfused the activation node throws TypeError on a number: Fused returned a value,
+// Strict threw. Now the fused node throws TypeError too.
+TEST_CASE("jit graph: an activation fused into a number-valued op throws as the unfused graph does", "[jit][issue12]") {
+  Graph g;
+  const int a = g.add_constant(Value(int64_t(2))), b = g.add_constant(Value(int64_t(3)));
+  const int p = g.add_node("aten::mul", {a, b}, 1, "node 0 (m.py:1)")[0];
+  g.set_outputs({g.add_node("aten::relu6", {p}, 1, "node 1 (m.py:2)")[0]});
+  g.finalize();
+  REQUIRE(g.executed_nodes(Mode::Fused) == 1);  // relu6 runs inside mul
+  CHECK_THROWS_AS(g.run({}, Mode::Strict), torchtpu::TypeError);
+  CHECK_THROWS_WITH(g.run({}, Mode::Strict), Catch::StartsWith("forward: aten::relu6 at node 1 (m.py:2): "));
+  CHECK_THROWS_AS(g.run({}, Mode::Fused), torchtpu::TypeError);
+  CHECK_THROWS_WITH(g.run({}, Mode::Fused),
+                    "forward: aten::mul at node 0 (m.py:1): aten::mul: the activation fused into it expects a Tensor, got int");
+  // the number alone (no activation) is still computed: 2 * 3 = 6
+  Graph m;
+  m.set_outputs({m.add_node("aten::mul", {m.add_constant(Value(int64_t(2))), m.add_constant(Value(int64_t(3)))}, 1, "n0")[0]});
+  m.finalize();
+  CHECK(m.run({})[0].to_int() == 6);
+}

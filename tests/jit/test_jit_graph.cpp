@@ -495,11 +495,13 @@ TEST_CASE("jit graph: an activation fused into a number-valued op throws as the 
 }
 
 // Issue 12, found by this campaign (repro_debug_huge_expand): Debug mode's finiteness check
-// copied each output whole (contiguous()), so an expand to 2^40 elements, a valid stride-0
+// copied each output whole (contiguous()), so an expand to 2^62 elements, a valid stride-0
 // view that Fused and Strict return, threw a size overflow in Debug alone. The check now
 // reads each distinct element once.
 TEST_CASE("jit graph: Debug mode checks a huge broadcast view without copying it", "[jit][issue12]") {
-  const int64_t big = int64_t(1) << 40;  // 4 TiB of float32 if copied
+  // 2^62 elements: a copy's 2^64 bytes overflow int64 (a deterministic "Storage size
+  // calculation overflowed" ValueError before the fix, never an attempt to allocate)
+  const int64_t big = int64_t(1) << 61;
   Graph g = one_node("aten::expand", {Value(std::vector<int64_t>{big, 2})});
   g.finalize();
   for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {

@@ -300,3 +300,217 @@ TEST_CASE("jit graph: arguments an op would not honour are rejected at finalize,
   m.finalize();
   CHECK(values(m.run({Value(t({1, 2, 3, 6}, Dims{2, 2}))})[0].tensor()) == std::vector<float>{3});
 }
+
+// Issue 12: three importer defects fuzz_jit_graph found (commits 8e7a834 and d8f6905). Each
+// graph below is one jit::load could be handed by a malformed TorchScript file; before the
+// fixes these read or wrote past a buffer instead of throwing.
+TEST_CASE("jit graph: add_node and set_outputs refuse slots that do not exist", "[jit][issue12]") {
+  Graph g;
+  const int x = g.add_input("x");  // slot 0: the graph has 1 slot
+  // an input slot below 0, one past the last slot (the node's own first output), one far out
+  CHECK_THROWS_AS(g.add_node("aten::relu", {-1}, 1, "node 0 (m.py:1)"), torchtpu::ValueError);
+  CHECK_THROWS_WITH(g.add_node("aten::relu", {-1}, 1, "node 0 (m.py:1)"),
+                    "add_node: aten::relu at node 0 (m.py:1): input slot -1 does not exist (the graph has 1 slots so far)");
+  CHECK_THROWS_WITH(g.add_node("aten::relu", {1}, 1, "node 0 (m.py:1)"),
+                    "add_node: aten::relu at node 0 (m.py:1): input slot 1 does not exist (the graph has 1 slots so far)");
+  CHECK_THROWS_WITH(g.add_node("aten::add", {x, 1000000}, 1, "node 0 (m.py:1)"),
+                    Catch::Contains("aten::add") && Catch::Contains("input slot 1000000 does not exist"));
+  CHECK_THROWS_AS(g.add_node("aten::relu", {x}, -1, "node 0 (m.py:1)"), torchtpu::ValueError);
+  CHECK_THROWS_WITH(g.add_node("aten::relu", {x}, -1, "node 0 (m.py:1)"),
+                    "add_node: aten::relu at node 0 (m.py:1): negative output count -1");
+  CHECK_THROWS_AS(g.set_outputs({1}), torchtpu::ValueError);
+  CHECK_THROWS_WITH(g.set_outputs({x, 1}), "set_outputs: output slot 1 does not exist (the graph has 1 slots so far)");
+  CHECK_THROWS_WITH(g.set_outputs({-2}), "set_outputs: output slot -2 does not exist (the graph has 1 slots so far)");
+  // a refused call leaves the graph as it was: no half-added node, no outputs, no new slots
+  CHECK(g.nodes().empty());
+  CHECK(g.output_slots().empty());
+  CHECK(g.initial_slots().size() == 1);
+  // and it still builds and runs: relu(x), its output slot 1 now exists
+  const int r = g.add_node("aten::relu", {x}, 1, "node 0 (m.py:1)")[0];
+  CHECK(r == 1);
+  CHECK_NOTHROW(g.set_outputs({r}));
+  g.finalize();
+  CHECK(values(g.run({Value(t({-1, 2}, Dims{2}))})[0].tensor()) == std::vector<float>{0, 2});
+}
+
+TEST_CASE("jit graph: a node with no outputs is rejected at finalize, naming the op and node", "[jit][issue12]") {
+  // relu(x) with no output slot: its kernel would write out[0] of an empty span.
+  Graph g;
+  const int x = g.add_input("x");
+  CHECK(g.add_node("aten::relu", {x}, 0, "node 0 (m.py:4)").empty());
+  g.set_outputs({x});
+  try {
+    g.finalize();
+    FAIL("expected UnsupportedOperator");
+  } catch (const torchtpu::UnsupportedOperator& e) {
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("aten::relu x1, first at node 0 (m.py:4): the node has no outputs (every operator returns a value)"));
+  }
+  // every such node is counted, per kind, with the first location
+  Graph h;
+  const int y = h.add_input("y");
+  h.add_node("aten::detach", {y}, 0, "node 0 (m.py:1)");
+  h.add_node("aten::detach", {y}, 0, "node 1 (m.py:2)");
+  h.add_node("prim::NumToTensor", {y}, 0, "node 2 (m.py:3)");
+  h.set_outputs({y});
+  CHECK_THROWS_AS(h.finalize(), torchtpu::UnsupportedOperator);
+  CHECK_THROWS_WITH(h.finalize(), Catch::Contains("aten::detach x2, first at node 0 (m.py:1): the node has no outputs") &&
+                                      Catch::Contains("prim::NumToTensor x1, first at node 2 (m.py:3): the node has no outputs"));
+  // the same node with one output is fine
+  Graph ok;
+  const int z = ok.add_input("z");
+  ok.set_outputs({ok.add_node("aten::relu", {z}, 1, "node 0 (m.py:4)")[0]});
+  CHECK_NOTHROW(ok.finalize());
+}
+
+TEST_CASE("jit graph: NumToTensor, ScalarImplicit, dropout and detach without arguments throw, in every mode", "[jit][issue12]") {
+  for (const char* kind : {"prim::NumToTensor", "aten::ScalarImplicit", "aten::dropout", "aten::dropout_",
+                           "aten::feature_dropout", "aten::alpha_dropout", "aten::detach"}) {
+    INFO(kind);
+    // kind() with no inputs: these kernels read argument 0 (the only graph input is unused, so
+    // the kernel's input span is empty)
+    Graph g;
+    g.add_input("x");
+    g.set_outputs({g.add_node(kind, {}, 1, "node 0 (m.py:7)")[0]});
+    g.finalize();  // nothing to check: dropout's train/p check needs its arguments
+    const std::string want = std::string("forward: ") + kind + " at node 0 (m.py:7): " + kind +
+                             ": expected at least 1 arguments, got 0";
+    for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+      CHECK_THROWS_AS(g.run({Value(t({1, 2}, Dims{2}))}, mode), torchtpu::ValueError);
+      CHECK_THROWS_WITH(g.run({Value(t({1, 2}, Dims{2}))}, mode), want);
+    }
+    // with its argument the node passes it through unchanged
+    Graph p;
+    const int x = p.add_input("x");
+    p.set_outputs({p.add_node(kind, {x}, 1, "node 0 (m.py:7)")[0]});
+    p.finalize();
+    CHECK(values(p.run({Value(t({1, -2}, Dims{2}))}, Mode::Strict)[0].tensor()) == std::vector<float>{1, -2});
+  }
+}
+
+// Issue 12, found by this campaign of fuzz_jit_graph (tests/fuzz/corpus/jit_graph/
+// repro_int_of_nan_tensor): aten::Int of a one-element tensor holding NaN converted the float
+// to int64 unchecked (undefined behaviour; UBSan's float-cast-overflow). NaN, the infinities
+// and values outside [-2^63, 2^63) are now a ValueError naming the op; values in range
+// truncate toward 0 as before (worked out by hand).
+TEST_CASE("jit graph: aten::Int of a NaN, infinite or out-of-range tensor is a ValueError", "[jit][issue12]") {
+  auto to_int = [](float v) {
+    Graph g;
+    const int x = g.add_input("x");
+    g.set_outputs({g.add_node("aten::Int", {x}, 1, "node 0 (m.py:2)")[0]});
+    g.finalize();
+    return g.run({Value(t({v}, Dims{1}))}, Mode::Strict)[0].to_int();
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(), inf, -inf,
+                    9223372036854775808.0f /* 2^63 */, 1e30f, -1e30f}) {
+    INFO(bad);
+    CHECK_THROWS_AS(to_int(bad), torchtpu::ValueError);
+    CHECK_THROWS_WITH(to_int(bad), Catch::StartsWith("forward: aten::Int at node 0 (m.py:2): aten::Int: cannot convert the tensor value") &&
+                                       Catch::Contains("to int"));
+  }
+  CHECK(to_int(-9223372036854775808.0f) == std::numeric_limits<int64_t>::min());  // -2^63 is in range
+  CHECK(to_int(-2.75f) == -2);
+  CHECK(to_int(2.75f) == 2);
+  CHECK(to_int(16777216.0f) == 16777216);  // 2^24
+  CHECK(to_int(0.0f) == 0);
+}
+
+// Issue 12, found by this campaign (tests/fuzz/corpus/jit_graph/repro_select_0dim):
+// select on a 0-dim tensor passed wrap_dim (which accepts dim 0 of a scalar, as torch does
+// for most ops), read a stale size and erased from an empty Dims, leaving rank -1; the next
+// kernel iterated its shape past the end of the stack (ASan stack-buffer-overflow). torch
+// refuses select on a 0-dim tensor ("select() cannot be applied to a 0-dim tensor"); so do we.
+TEST_CASE("jit graph: select of a 0-dim tensor is an IndexError; Dims::erase checks its position", "[jit][issue12]") {
+  Graph g;
+  const int x = g.add_input("x");
+  const int zero = g.add_constant(Value(int64_t(0)));
+  const int s0 = g.add_node("aten::select", {x, zero, zero}, 1, "node 0 (m.py:1)")[0];  // [3] -> []
+  const int s1 = g.add_node("aten::select", {s0, zero, zero}, 1, "node 1 (m.py:2)")[0];  // [] -> error
+  g.set_outputs({g.add_node("aten::relu6", {s1}, 1, "node 2 (m.py:3)")[0]});
+  g.finalize();
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+    CHECK_THROWS_AS(g.run({Value(t({3, 4, 5}, Dims{3}))}, mode), torchtpu::IndexError);
+    CHECK_THROWS_WITH(g.run({Value(t({3, 4, 5}, Dims{3}))}, mode),
+                      "forward: aten::select at node 1 (m.py:2): select: cannot be applied to a 0-dim tensor (shape [])");
+  }
+  // the first select alone is fine: x[0] = 3, a 0-dim tensor
+  const FloatTensor v = t({3, 4, 5}, Dims{3}).select(0, 0);
+  CHECK(v.dim() == 0);
+  CHECK(v.item() == 3.0f);
+  CHECK_THROWS_AS(v.select(0, 0), torchtpu::IndexError);
+  CHECK_THROWS_AS(v.select(-1, 0), torchtpu::IndexError);
+  // Dims::erase outside [0, size()) is a ShapeError, never a negative size
+  Dims d{2, 3};
+  CHECK_THROWS_AS(d.erase(2), torchtpu::ShapeError);
+  CHECK_THROWS_AS(d.erase(-1), torchtpu::ShapeError);
+  d.erase(0);
+  CHECK(d == Dims{3});
+  d.erase(0);
+  CHECK(d.size() == 0);
+  CHECK_THROWS_WITH(d.erase(0), "erase: position 0 out of range for 0 values");
+  CHECK(d.size() == 0);
+}
+
+// Issue 12, found by this campaign (repro_mean_empty_dim): a reduction over a 0-size dim
+// visits the kept rows of an input with no storage, and offset a null pointer (UBSan
+// pointer-overflow, no read). Results as torch: mean of no elements is NaN, sum is 0.
+TEST_CASE("jit graph: mean and sum over a 0-size dim", "[jit][issue12]") {
+  for (const char* kind : {"aten::mean", "aten::sum"}) {
+    INFO(kind);
+    Graph g = one_node(kind, {Value(std::vector<int64_t>{1}), Value(false), Value()});
+    g.finalize();
+    for (Mode mode : {Mode::Fused, Mode::Strict}) {
+      const FloatTensor y = g.run({Value(FloatTensor::empty(Dims{3, 0}))}, mode)[0].tensor();
+      REQUIRE(y.sizes() == Dims{3});
+      for (float e : values(y)) {
+        if (std::string(kind) == "aten::mean") CHECK(std::isnan(e));
+        else CHECK(e == 0.0f);
+      }
+    }
+  }
+}
+
+// Issue 12, found by this campaign (repro_fused_scalar_epilogue): an activation fused into
+// a binary op whose operands are both numbers ran on a 0-dim tensor made from the number,
+// while unfused the activation node throws TypeError on a number: Fused returned a value,
+// Strict threw. Now the fused node throws TypeError too.
+TEST_CASE("jit graph: an activation fused into a number-valued op throws as the unfused graph does", "[jit][issue12]") {
+  Graph g;
+  const int a = g.add_constant(Value(int64_t(2))), b = g.add_constant(Value(int64_t(3)));
+  const int p = g.add_node("aten::mul", {a, b}, 1, "node 0 (m.py:1)")[0];
+  g.set_outputs({g.add_node("aten::relu6", {p}, 1, "node 1 (m.py:2)")[0]});
+  g.finalize();
+  REQUIRE(g.executed_nodes(Mode::Fused) == 1);  // relu6 runs inside mul
+  CHECK_THROWS_AS(g.run({}, Mode::Strict), torchtpu::TypeError);
+  CHECK_THROWS_WITH(g.run({}, Mode::Strict), Catch::StartsWith("forward: aten::relu6 at node 1 (m.py:2): "));
+  CHECK_THROWS_AS(g.run({}, Mode::Fused), torchtpu::TypeError);
+  CHECK_THROWS_WITH(g.run({}, Mode::Fused),
+                    "forward: aten::mul at node 0 (m.py:1): aten::mul: the activation fused into it expects a Tensor, got int");
+  // the number alone (no activation) is still computed: 2 * 3 = 6
+  Graph m;
+  m.set_outputs({m.add_node("aten::mul", {m.add_constant(Value(int64_t(2))), m.add_constant(Value(int64_t(3)))}, 1, "n0")[0]});
+  m.finalize();
+  CHECK(m.run({})[0].to_int() == 6);
+}
+
+// Issue 12, found by this campaign (repro_debug_huge_expand): Debug mode's finiteness check
+// copied each output whole (contiguous()), so an expand to 2^62 elements, a valid stride-0
+// view that Fused and Strict return, threw a size overflow in Debug alone. The check now
+// reads each distinct element once.
+TEST_CASE("jit graph: Debug mode checks a huge broadcast view without copying it", "[jit][issue12]") {
+  // 2^62 elements: a copy's 2^64 bytes overflow int64 (a deterministic "Storage size
+  // calculation overflowed" ValueError before the fix, never an attempt to allocate)
+  const int64_t big = int64_t(1) << 61;
+  Graph g = one_node("aten::expand", {Value(std::vector<int64_t>{big, 2})});
+  g.finalize();
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+    const FloatTensor y = g.run({Value(t({1.5f, -2.0f}, Dims{1, 2}))}, mode)[0].tensor();
+    CHECK(y.sizes() == Dims{big, 2});
+    CHECK(y.stride(0) == 0);
+    CHECK(y.at(big - 1, 1) == -2.0f);
+  }
+  // a non-finite value in such a view is still found (reported on stderr; the run succeeds)
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(g.run({Value(t({nan, 1.0f}, Dims{1, 2}))}, Mode::Debug)[0].tensor().sizes() == Dims{big, 2});
+}

@@ -74,8 +74,10 @@ class Dims {
     v_[pos] = x;
     ++n_;
   }
-  /// Remove the value at position `pos`.
+  /// Remove the value at position `pos`. **Errors:** ShapeError for `pos` outside [0, size()).
   constexpr void erase(int pos) {
+    if (pos < 0 || pos >= n_)
+      throw ShapeError("erase: position " + std::to_string(pos) + " out of range for " + std::to_string(n_) + " values");
     for (int i = pos; i + 1 < n_; ++i) v_[i] = v_[i + 1];
     --n_;
   }

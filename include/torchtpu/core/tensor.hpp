@@ -352,7 +352,9 @@ class Tensor : public ExprBase<Tensor<T, Rank>> {
     return slice(d, start, start + length);
   }
   /// Remove `dim` by taking index `index` (negative counts from the end).
+  /// **Errors:** IndexError for a 0-dim tensor (as torch), a dim or an index out of range.
   Tensor<T> select(int64_t dim, int64_t index) const {
+    if (this->dim() == 0) throw IndexError("select: cannot be applied to a 0-dim tensor (shape [])");
     const int d = wrap_dim(dim, this->dim(), "select");
     const int64_t n = sizes_[d];
     if (index < -n || index >= n)

@@ -39,9 +39,11 @@ struct StridedReader {
     inner = st[rank - 1];
   }
   void set_row(const int64_t* idx) {
-    const T* q = base;
-    for (int j = 0; j + 1 < rank; ++j) q += idx[j] * st[j];
-    row = q;
+    int64_t off = 0;
+    for (int j = 0; j + 1 < rank; ++j) off += idx[j] * st[j];
+    // An empty tensor may have no storage (base null): no element is read, but null + off is
+    // undefined even then (a reduction over a 0-size dim visits its kept rows; fuzz_jit_graph).
+    row = base ? base + off : base;
   }
   T at(int64_t i) const { return row[i * inner]; }
 };

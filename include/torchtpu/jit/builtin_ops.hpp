@@ -136,11 +136,11 @@ inline void binary(OpContext& ctx, Bin op, const char* name, bool reverse, bool 
       throw TypeError(std::string(name) + ": unsupported operand kinds " + Value::kind_name(a.kind()) + " and " +
                       Value::kind_name(b.kind()));
     Value r = scalar_binary(op, a, b, alpha, mode);
-    if (ctx.epilogue.active()) {
-      FloatTensor t = FloatTensor::empty(Dims{});
-      t.data_ptr()[0] = float(r.to_double());
-      r = kernels::eval_new(ctx.epilogue, t);
-    }
+    // A fused activation reads a Tensor; unfused, the activation node throws TypeError on
+    // this number, so the fused node must too (fuzz_jit_graph: Fused ran, Strict threw).
+    if (ctx.epilogue.active())
+      throw TypeError(std::string(name) + ": the activation fused into it expects a Tensor, got " +
+                      Value::kind_name(r.kind()));
     ctx.out[0] = r;
     return;
   }

@@ -232,11 +232,17 @@ class Graph {
   static void check_finite(const Node& n, const std::vector<Value>& out) {
     for (const Value& v : out) {
       if (!v.is_tensor()) continue;
-      const FloatTensor t = v.tensor().contiguous();
+      // Only the distinct elements: a broadcast (stride-0) dim repeats its first entry. Copying
+      // the whole view could need more memory than exists (an expand to 2^40 elements is a
+      // valid view) and made Debug throw where Fused and Strict run (fuzz_jit_graph).
+      FloatTensor d = v.tensor();
+      for (int i = 0; i < d.dim(); ++i)
+        if (d.stride(i) == 0 && d.size(i) > 1) d = d.narrow(i, 0, 1);
+      const FloatTensor t = d.contiguous();
       for (int64_t i = 0; i < t.numel(); ++i)
         if (!std::isfinite(t.data_ptr()[i])) {
           std::fprintf(stderr, "torchtpu debug: %s at %s produced a non-finite value (shape %s)\n", n.kind.c_str(),
-                       n.location.c_str(), to_string(t.sizes()).c_str());
+                       n.location.c_str(), to_string(v.tensor().sizes()).c_str());
           return;
         }
     }

@@ -68,10 +68,20 @@ class Value {
   const std::string& str(const char* what = "") const { return need(Kind::String, what).s_; }
   /// The tensors. **Errors:** TypeError naming `what` for another kind.
   const std::vector<FloatTensor>& tensors(const char* what = "") const { return need(Kind::TensorList, what).ts_; }
-  /// An int (a bool counts as 0/1; a one-element tensor gives its value truncated).
+  /// An int (a bool counts as 0/1; a one-element tensor gives its value truncated toward 0).
+  /// **Errors:** TypeError naming `what` for another kind; ValueError naming `what` for a
+  /// tensor holding NaN, an infinity or a value outside int64's range [-2^63, 2^63) (the
+  /// conversion is undefined in C++; Python's int() raises for NaN and infinities too).
   int64_t to_int(const char* what = "") const {
     if (is_int() || is_bool()) return i_;
-    if (is_tensor() && tensor().numel() == 1) return int64_t(tensor().contiguous().data_ptr()[0]);
+    if (is_tensor() && tensor().numel() == 1) {
+      const float v = tensor().contiguous().data_ptr()[0];
+      // -2^63 and 2^63 are exact floats; the negated test also catches NaN
+      if (!(v >= -9223372036854775808.0f && v < 9223372036854775808.0f))
+        throw ValueError(std::string(what) + ": cannot convert the tensor value " + std::to_string(v) +
+                         " to int (NaN, infinite, or outside int64's range)");
+      return int64_t(v);
+    }
     throw mismatch("int", what);
   }
   /// A float (ints and bools convert; a one-element tensor gives its value).

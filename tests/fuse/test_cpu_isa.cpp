@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
 #include <algorithm>    // std::max, std::min
+#include <bit>          // std::bit_cast
 #include <cmath>        // std::tanh, std::exp, std::log, std::isnan, std::nanf
 #include <limits>       // std::numeric_limits
 #include <fstream>      // std::ifstream
@@ -526,5 +527,82 @@ TEST_CASE("every vector target this CPU runs reduces rows and columns and comput
   // Column reductions combine each column's rows in the same order on every target: equal bits.
   for (size_t t = 1; t < all.size(); ++t)
     for (int64_t j = 0; j < 300; ++j) CHECK(all[t].col_sum.data_ptr()[j] == all[0].col_sum.data_ptr()[j]);
+}
+#endif
+
+#if TORCHTPU_HAS_VECTOR_PATH
+namespace {
+
+/// Through target T's vector layer: every binary16 pattern loaded as float (`widened`), and
+/// `floats` rounded to binary16 by vstore_f16 (`narrowed`) and by round_f16 (`rounded`).
+struct F16Body {
+  template <class V>
+  TORCHTPU_VEC void operator()(const uint16_t* all, float* widened, const float* floats, uint16_t* narrowed,
+                               float* rounded, int64_t nf) const {
+    for (int64_t i = 0; i < 65536; i += V::lanes) vstore(widened + i, V::load_f16(all + i, V::lanes), V::lanes);
+    for (int64_t i = 0; i < nf; i += V::lanes) {
+      const int64_t n = std::min<int64_t>(V::lanes, nf - i);
+      const V x = V::load_n(floats + i, n);
+      vstore_f16(narrowed + i, x, n);
+      vstore(rounded + i, round_f16(x), n);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every vector target converts binary16 exactly as the scalar half type does", "[fuse][isa][half]") {
+  std::vector<uint16_t> all(65536);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = uint16_t(i);
+  // floats: every half value, the midpoints between neighbours (ties to even), values just
+  // above and below them, overflow (65504, 65519.99, 65520, 1e30, inf), subnormal and below,
+  // NaNs with payloads; an odd count, so the last vector is partial on every target.
+  std::vector<float> floats;
+  for (uint32_t h = 0; h < 0x7c00u; h += 7) {
+    const float a = torchtpu::half::to_float(uint16_t(h)), b = torchtpu::half::to_float(uint16_t(h + 1));
+    for (float v : {a, (a + b) / 2, std::nextafter((a + b) / 2, 0.0f), std::nextafter((a + b) / 2, 1e9f)}) {
+      floats.push_back(v);
+      floats.push_back(-v);
+    }
+  }
+  for (float v : {65504.0f, 65519.99f, 65520.0f, 1e30f, INFINITY, -INFINITY, 1e-8f, 3e-8f, 1e-40f, 0.0f, -0.0f,
+                  std::bit_cast<float>(0x7fc00001u), std::bit_cast<float>(0xffa12345u), std::bit_cast<float>(0x7f812345u)})
+    floats.push_back(v);
+  if (floats.size() % 2 == 0) floats.push_back(1.0f);
+  const int64_t nf = int64_t(floats.size());
+  auto check = [&](auto run, const char* name) {
+    INFO("target " << name);
+    std::vector<float> widened(65536), rounded(floats.size());
+    std::vector<uint16_t> narrowed(floats.size() + 1, 0xabcd);  // one guard element
+    run(all.data(), widened.data(), floats.data(), narrowed.data(), rounded.data(), nf);
+    int64_t bad_widen = 0, bad_narrow = 0, bad_round = 0;
+    for (uint32_t h = 0; h < 65536; ++h) {
+      const float want = torchtpu::half::to_float(uint16_t(h));
+      if (std::bit_cast<uint32_t>(widened[h]) != std::bit_cast<uint32_t>(want) && !(std::isnan(want) && std::isnan(widened[h])))
+        ++bad_widen;
+    }
+    for (int64_t i = 0; i < nf; ++i) {
+      const uint16_t want = torchtpu::half::round_from_float(floats[size_t(i)]);
+      if (narrowed[size_t(i)] != want) ++bad_narrow;
+      if (std::bit_cast<uint32_t>(rounded[size_t(i)]) != std::bit_cast<uint32_t>(torchtpu::half::to_float(want)) &&
+          !(std::isnan(rounded[size_t(i)]) && std::isnan(floats[size_t(i)])))
+        ++bad_round;
+    }
+    CHECK(bad_widen == 0);
+    CHECK(bad_narrow == 0);
+    CHECK(bad_round == 0);
+    CHECK(narrowed[floats.size()] == 0xabcd);
+  };
+#if TORCHTPU_HAS_AVX512_PATH
+  if (cpu_supports(CpuIsa::avx512))
+    check(&TargetCall<HWY_AVX3>::template run<F16Body, const uint16_t*, float*, const float*, uint16_t*, float*, int64_t>, "avx512");
+#endif
+#if TORCHTPU_HAS_AVX2_PATH
+  if (cpu_supports(CpuIsa::avx2))
+    check(&TargetCall<HWY_AVX2>::template run<F16Body, const uint16_t*, float*, const float*, uint16_t*, float*, int64_t>, "avx2");
+#endif
+#if TORCHTPU_HAS_NEON_PATH
+  check(&TargetCall<HWY_NEON>::template run<F16Body, const uint16_t*, float*, const float*, uint16_t*, float*, int64_t>, "neon");
+#endif
 }
 #endif

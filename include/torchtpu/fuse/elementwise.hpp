@@ -210,14 +210,10 @@ TORCHTPU_VEC V vector_at(const E& e, const void* const* in, int64_t i, int64_t n
     return V::set1(e.as_float);
   } else if constexpr (is_map_node<E>) {
     const V r = vector_map<K, V, Tail>(e, in, i, n, std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
-    if constexpr (std::same_as<typename E::value_type, bfloat16>) return round_bf16(r);
-    else return r;
-  } else if constexpr (std::same_as<typename E::value_type, float>) {
-    const float* p = static_cast<const float*>(in[K]) + i;
-    if constexpr (Tail) return V::load_n(p, n);
-    else return V::load(p);
-  } else {  // bfloat16
-    return V::load_bf16(static_cast<const uint16_t*>(in[K]) + i, Tail ? n : V::lanes);
+    return round_to_storage<typename E::value_type>(r);
+  } else {  // a leaf of f32, bf16 or half
+    using S = typename E::value_type;
+    return load_storage<V>(static_cast<const S*>(in[K]) + i, Tail ? n : int64_t(V::lanes));
   }
 }
 
@@ -239,14 +235,9 @@ TORCHTPU_VEC void vector_run(const E& e, const void* const* in, T* __restrict ou
     }
     const V r = vector_at<0, V, false>(e, in, i, L);
     if constexpr (NT) vstream(out + i, r);
-    else if constexpr (std::same_as<T, float>) vstore(out + i, r, L);
-    else vstore_bf16(reinterpret_cast<uint16_t*>(out + i), r, L);
+    else store_storage(out + i, r, L);
   }
-  if (i < n) {
-    const V r = vector_at<0, V, true>(e, in, i, n - i);
-    if constexpr (std::same_as<T, float>) vstore(out + i, r, n - i);
-    else vstore_bf16(reinterpret_cast<uint16_t*>(out + i), r, n - i);
-  }
+  if (i < n) store_storage(out + i, vector_at<0, V, true>(e, in, i, n - i), n - i);
 }
 
 /// The vector block kernel of `e` into a `T` destination, for any target's `V`.

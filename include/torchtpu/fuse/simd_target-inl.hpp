@@ -101,6 +101,26 @@ struct FloatVec<HWY_TARGET> {
     return {vfmaq_laneq_f32(c.v, a.v, b.v, L)};
   }
 #endif
+  /// `n` IEEE binary16 values (raw bits) from `p` as floats (exact: every half is a float),
+  /// lanes past `n` 0, as `load_n` (F16C `vcvtph2ps` on x86, `fcvtl` on NEON).
+  static FloatVec load_f16(const uint16_t* p, int64_t n) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    const hn::Rebind<uint16_t, D> du16;
+    const hn::Rebind<hwy::float16_t, D> df16;
+    hn::Vec<decltype(du16)> h;
+    if (n >= lanes) {
+      h = hn::LoadU(du16, p);
+    } else {
+#if HWY_TARGET == HWY_AVX3
+      h = decltype(h){_mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1u), p)};
+#else
+      alignas(64) uint16_t t[lanes] = {};
+      if (n > 0) std::memcpy(t, p, size_t(n) * sizeof(uint16_t));
+      h = hn::LoadU(du16, t);
+#endif
+    }
+    return of(hn::PromoteTo(D(), hn::BitCast(df16, h)));
+  }
   /// The mask of lanes [0, n).
   static Mask first_n(int64_t n) {
     return {hwy::HWY_NAMESPACE::FirstN(D(), size_t(n < 0 ? 0 : n > lanes ? lanes : n))};
@@ -159,6 +179,35 @@ inline TORCHTPU_FV round_bf16(TORCHTPU_FV x) {
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::Rebind<uint32_t, TORCHTPU_FV::D> du;
   return TORCHTPU_FV::of(hn::BitCast(TORCHTPU_FV::D(), hn::ShiftLeft<16>(hn::PromoteTo(du, to_bf16_bits(x)))));
+}
+
+/// float -> binary16 bits, round to nearest even, overflow to ±inf, subnormals kept, NaN
+/// quiet with its top payload bits (as half::round_from_float; F16C `vcvtps2ph` / NEON `fcvtn`).
+inline hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, TORCHTPU_FV::D>> to_f16_bits(TORCHTPU_FV x) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint16_t, TORCHTPU_FV::D> du16;
+  const hn::Rebind<hwy::float16_t, TORCHTPU_FV::D> df16;
+  return hn::BitCast(du16, hn::DemoteTo(df16, x.h()));
+}
+/// Stores lanes [0, n) of `x` rounded to binary16 at `p`, as `vstore`.
+inline void vstore_f16(uint16_t* p, TORCHTPU_FV x, int64_t n) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint16_t, TORCHTPU_FV::D> du16;
+  const auto h = to_f16_bits(x);
+  if (n >= TORCHTPU_FV::lanes) return hn::StoreU(h, du16, p);
+#if HWY_TARGET == HWY_AVX3
+  _mm256_mask_storeu_epi16(p, __mmask16((1u << n) - 1u), h.raw);
+#else
+  alignas(64) uint16_t t[TORCHTPU_FV::lanes];
+  hn::StoreU(h, du16, t);
+  if (n > 0) std::memcpy(p, t, size_t(n) * sizeof(uint16_t));
+#endif
+}
+/// Rounds each lane to binary16 and back (what storing a half intermediate does).
+inline TORCHTPU_FV round_f16(TORCHTPU_FV x) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<hwy::float16_t, TORCHTPU_FV::D> df16;
+  return TORCHTPU_FV::of(hn::PromoteTo(TORCHTPU_FV::D(), hn::DemoteTo(df16, x.h())));
 }
 
 // Arithmetic is IEEE (no fast-math); `/` is exact.

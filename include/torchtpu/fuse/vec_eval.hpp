@@ -17,7 +17,7 @@ namespace torchtpu::detail {
 
 /// Element types the vector loops load and store directly.
 template <class T>
-inline constexpr bool vec_storage = std::same_as<T, float> || std::same_as<T, bfloat16>;
+inline constexpr bool vec_storage = std::same_as<T, float> || std::same_as<T, bfloat16> || std::same_as<T, half>;
 
 template <class E> inline constexpr bool is_materialized_node = false;
 template <class Op, class E> inline constexpr bool is_materialized_node<ReduceNode<Op, E>> = true;
@@ -69,16 +69,38 @@ constexpr bool vectorizable() {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // vectors passed between target and generic code
 
+/// `n` contiguous elements of storage type `T` (f32, bf16, half; 0 <= n, at most `lanes`
+/// read) as floats, lanes past `n` 0; nothing past p + n is read.
+template <class V, class T>
+TORCHTPU_VEC V load_storage(const T* p, int64_t n) {
+  if constexpr (std::same_as<T, float>) return n >= V::lanes ? V::load(p) : V::load_n(p, n);
+  else if constexpr (std::same_as<T, bfloat16>) return V::load_bf16(reinterpret_cast<const uint16_t*>(p), n);
+  else return V::load_f16(reinterpret_cast<const uint16_t*>(p), n);
+}
+
+/// Lanes [0, n) of `v` rounded to storage type `T` at `p`; nothing else is written.
+template <class V, class T>
+TORCHTPU_VEC void store_storage(T* p, V v, int64_t n) {
+  if constexpr (std::same_as<T, float>) vstore(p, v, n);
+  else if constexpr (std::same_as<T, bfloat16>) vstore_bf16(reinterpret_cast<uint16_t*>(p), v, n);
+  else vstore_f16(reinterpret_cast<uint16_t*>(p), v, n);
+}
+
+/// `v` rounded to `T` and back (a `T` intermediate of a fused region); f32 unchanged.
+template <class T, class V>
+TORCHTPU_VEC V round_to_storage(V v) {
+  if constexpr (std::same_as<T, bfloat16>) return round_bf16(v);
+  else if constexpr (std::same_as<T, half>) return round_f16(v);
+  else return v;
+}
+
 /// Lanes [i, i + n) of a strided row as one vector `V` of floats (0 <= n <= V::lanes; lanes
-/// past `n` are 0): contiguous (`inner` == 1, f32 or bf16), broadcast (`inner` == 0: every
+/// past `n` are 0): contiguous (`inner` == 1, f32, bf16 or half), broadcast (`inner` == 0: every
 /// lane `row[0]`) or gathered (element l at `row[(i + l) * inner]`). No memory past the `n`
 /// elements is read.
 template <class V, class T>
 TORCHTPU_VEC V load_row(const T* row, int64_t inner, int64_t i, int64_t n) {
-  if (inner == 1) {
-    if constexpr (std::same_as<T, float>) return n >= V::lanes ? V::load(row + i) : V::load_n(row + i, n);
-    else return V::load_bf16(reinterpret_cast<const uint16_t*>(row + i), n);
-  }
+  if (inner == 1) return load_storage<V>(row + i, n);
   if (inner == 0) return V::set1(float(row[0]));
   alignas(64) float tmp[V::lanes] = {};
   const T* p = row + i * inner;
@@ -87,14 +109,10 @@ TORCHTPU_VEC V load_row(const T* row, int64_t inner, int64_t i, int64_t n) {
 }
 
 /// Lanes [0, n) of `v` to elements [i, i + n) of a strided row (`inner` >= 1), rounded to
-/// `T` (f32 or bf16); nothing else is written.
+/// `T` (f32, bf16 or half); nothing else is written.
 template <class V, class T>
 TORCHTPU_VEC void store_row(T* row, int64_t inner, int64_t i, V v, int64_t n) {
-  if (inner == 1) {
-    if constexpr (std::same_as<T, float>) vstore(row + i, v, n);
-    else vstore_bf16(reinterpret_cast<uint16_t*>(row + i), v, n);
-    return;
-  }
+  if (inner == 1) return store_storage(row + i, v, n);
   alignas(64) float tmp[V::lanes];
   vstore(tmp, v, V::lanes);
   T* p = row + i * inner;
@@ -141,8 +159,7 @@ struct VecEval<MapNode<Op, Args...>> {
   template <class V, size_t... I>
   TORCHTPU_VEC V load_impl(int64_t i, int64_t n, std::index_sequence<I...>) const {
     const V r = op.simd(std::get<I>(ch).template load<V>(i, n)...);
-    if constexpr (std::same_as<typename Node::value_type, bfloat16>) return round_bf16(r);
-    else return r;
+    return round_to_storage<typename Node::value_type>(r);
   }
 };
 

@@ -69,21 +69,22 @@ struct FloatVec<HWY_TARGET> {
   /// `n` bf16 values (raw bits) from `p` as floats (exact), lanes past `n` 0, as `load_n`.
   static FloatVec load_bf16(const uint16_t* p, int64_t n) {
     namespace hn = hwy::HWY_NAMESPACE;
-    const hn::Rebind<uint16_t, D> d16;
     const hn::Rebind<uint32_t, D> d32;
-    hn::Vec<decltype(d16)> h;
-    if (n >= lanes) {
-      h = hn::LoadU(d16, p);
-    } else {
+    return of(hn::BitCast(D(), hn::ShiftLeft<16>(hn::PromoteTo(d32, load_u16(p, n)))));
+  }
+  /// `n` 16-bit values from `p` in the lanes of a u16 vector (one per float lane), lanes past
+  /// `n` 0, no memory past p + n touched: the raw load of `load_bf16` and `load_f16`.
+  static hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, D>> load_u16(const uint16_t* p, int64_t n) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    const hn::Rebind<uint16_t, D> d16;
+    if (n >= lanes) return hn::LoadU(d16, p);
 #if HWY_TARGET == HWY_AVX3
-      h = decltype(h){_mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1u), p)};
+    return hn::Vec<decltype(d16)>{_mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1u), p)};
 #else
-      alignas(64) uint16_t t[lanes] = {};
-      if (n > 0) std::memcpy(t, p, size_t(n) * sizeof(uint16_t));
-      h = hn::LoadU(d16, t);
+    alignas(64) uint16_t t[lanes] = {};
+    if (n > 0) std::memcpy(t, p, size_t(n) * sizeof(uint16_t));
+    return hn::LoadU(d16, t);
 #endif
-    }
-    return of(hn::BitCast(D(), hn::ShiftLeft<16>(hn::PromoteTo(d32, h))));
   }
 #if HWY_TARGET == HWY_AVX2
   /// All-ones in lanes [0, n), zero elsewhere (0 <= n <= 8): vmaskmovps's lane mask.
@@ -105,21 +106,8 @@ struct FloatVec<HWY_TARGET> {
   /// lanes past `n` 0, as `load_n` (F16C `vcvtph2ps` on x86, `fcvtl` on NEON).
   static FloatVec load_f16(const uint16_t* p, int64_t n) {
     namespace hn = hwy::HWY_NAMESPACE;
-    const hn::Rebind<uint16_t, D> du16;
     const hn::Rebind<hwy::float16_t, D> df16;
-    hn::Vec<decltype(du16)> h;
-    if (n >= lanes) {
-      h = hn::LoadU(du16, p);
-    } else {
-#if HWY_TARGET == HWY_AVX3
-      h = decltype(h){_mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1u), p)};
-#else
-      alignas(64) uint16_t t[lanes] = {};
-      if (n > 0) std::memcpy(t, p, size_t(n) * sizeof(uint16_t));
-      h = hn::LoadU(du16, t);
-#endif
-    }
-    return of(hn::PromoteTo(D(), hn::BitCast(df16, h)));
+    return of(hn::PromoteTo(D(), hn::BitCast(df16, load_u16(p, n))));
   }
   /// The mask of lanes [0, n).
   static Mask first_n(int64_t n) {
@@ -160,11 +148,12 @@ inline hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, TORCHTPU_FV:
   const auto r = hn::IfThenElse(nan, hn::Or(hi, hn::Set(du, 0x40u)), rounded);
   return hn::DemoteTo(d16, hn::BitCast(di, r));
 }
-/// Stores lanes [0, n) of `x` rounded to bf16 at `p`, as `vstore`.
-inline void vstore_bf16(uint16_t* p, TORCHTPU_FV x, int64_t n) {
+/// Stores lanes [0, n) of the u16 vector `h` at `p` (n >= lanes: all); memory past p + n is
+/// not touched: the raw store of `vstore_bf16` and `vstore_f16`.
+inline void vstore_u16(uint16_t* p, hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, TORCHTPU_FV::D>> h,
+                       int64_t n) {
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::Rebind<uint16_t, TORCHTPU_FV::D> d16;
-  const auto h = to_bf16_bits(x);
   if (n >= TORCHTPU_FV::lanes) return hn::StoreU(h, d16, p);
 #if HWY_TARGET == HWY_AVX3
   _mm256_mask_storeu_epi16(p, __mmask16((1u << n) - 1u), h.raw);
@@ -174,6 +163,8 @@ inline void vstore_bf16(uint16_t* p, TORCHTPU_FV x, int64_t n) {
   if (n > 0) std::memcpy(p, t, size_t(n) * sizeof(uint16_t));
 #endif
 }
+/// Stores lanes [0, n) of `x` rounded to bf16 at `p`, as `vstore`.
+inline void vstore_bf16(uint16_t* p, TORCHTPU_FV x, int64_t n) { vstore_u16(p, to_bf16_bits(x), n); }
 /// Rounds each lane to bf16 and back (what storing a bf16 intermediate does).
 inline TORCHTPU_FV round_bf16(TORCHTPU_FV x) {
   namespace hn = hwy::HWY_NAMESPACE;
@@ -190,19 +181,7 @@ inline hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, TORCHTPU_FV:
   return hn::BitCast(du16, hn::DemoteTo(df16, x.h()));
 }
 /// Stores lanes [0, n) of `x` rounded to binary16 at `p`, as `vstore`.
-inline void vstore_f16(uint16_t* p, TORCHTPU_FV x, int64_t n) {
-  namespace hn = hwy::HWY_NAMESPACE;
-  const hn::Rebind<uint16_t, TORCHTPU_FV::D> du16;
-  const auto h = to_f16_bits(x);
-  if (n >= TORCHTPU_FV::lanes) return hn::StoreU(h, du16, p);
-#if HWY_TARGET == HWY_AVX3
-  _mm256_mask_storeu_epi16(p, __mmask16((1u << n) - 1u), h.raw);
-#else
-  alignas(64) uint16_t t[TORCHTPU_FV::lanes];
-  hn::StoreU(h, du16, t);
-  if (n > 0) std::memcpy(p, t, size_t(n) * sizeof(uint16_t));
-#endif
-}
+inline void vstore_f16(uint16_t* p, TORCHTPU_FV x, int64_t n) { vstore_u16(p, to_f16_bits(x), n); }
 /// Rounds each lane to binary16 and back (what storing a half intermediate does).
 inline TORCHTPU_FV round_f16(TORCHTPU_FV x) {
   namespace hn = hwy::HWY_NAMESPACE;

@@ -12,6 +12,7 @@
 
 #include <torchtpu/core/factories.hpp>  // from_data, rand, Generator
 #include <torchtpu/jit/graph.hpp>       // Graph, registry, register_op
+#include <torchtpu/jit/kernels.hpp>     // kernels:: (called directly below)
 
 namespace {
 

@@ -176,8 +176,8 @@ inline auto scalar_at(const E& e, const void* const* in, int64_t i) {
         if constexpr (int(decltype(idx)::value) < op_promote_first<Op>()) return convert<bool>(v);
         else return convert<M>(v);
       };
-      return convert<typename E::value_type>(e.op(
-          arg(scalar_at<K + arg_offset<E, I>()>(std::get<I>(e.args), in, i), std::integral_constant<size_t, I>{})...));
+      return convert<typename E::value_type>(apply_op<M>(
+          e.op, arg(scalar_at<K + arg_offset<E, I>()>(std::get<I>(e.args), in, i), std::integral_constant<size_t, I>{})...));
     }(std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
   } else {
     return static_cast<const typename E::value_type*>(in[K])[i];
@@ -199,7 +199,8 @@ TORCHTPU_VEC V vector_at(const E& e, const void* const* in, int64_t i, int64_t n
 
 template <int K, class V, bool Tail, class E, size_t... I>
 TORCHTPU_VEC V vector_map(const E& e, const void* const* in, int64_t i, int64_t n, std::index_sequence<I...>) {
-  return e.op.simd(vector_at<K + arg_offset<E, I>(), V, Tail>(std::get<I>(e.args), in, i, n)...);
+  // fenced (vbarrier): the op's result is not contracted into the next op's arithmetic
+  return vbarrier(e.op.simd(vector_at<K + arg_offset<E, I>(), V, Tail>(std::get<I>(e.args), in, i, n)...));
 }
 
 /// Vector form: lanes [i, i + V::lanes) of `e` as floats; with `Tail`, only the first `n` are

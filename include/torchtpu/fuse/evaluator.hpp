@@ -2,6 +2,7 @@
 // expression becomes a tree of evaluators reading operands at loop positions; nodes that are
 // not elementwise (reductions, matmul, softmax) are materialized first and read as operands.
 #pragma once
+#include <concepts>  // std::same_as
 #include <cstdint>   // int64_t
 #include <tuple>     // std::tuple, std::apply
 #include <utility>   // std::index_sequence
@@ -9,6 +10,7 @@
 #include "../core/tensor.hpp"  // Tensor
 #include "../expr/nodes.hpp"   // node types
 #include "plan.hpp"            // LoopPlan, plan_strides, OperandLayouts
+#include "simd_lane.hpp"       // FloatLane
 
 namespace torchtpu::detail {
 
@@ -63,6 +65,24 @@ struct Evaluator<ScalarNode<S>> {
   S at(int64_t) const { return v; }
 };
 
+/// True when `Op` has a vector form (`simd` member) that takes `FloatLane`s.
+template <class Op, class... A>
+concept has_lane_simd = requires(const Op& op) { op.simd((void(sizeof(A*)), FloatLane{})...); };
+
+/// `op` on one element's operands `a` (already converted to the op's argument types; `M` is
+/// its compute type). An op computing in float with a vector form runs that form on one
+/// `FloatLane`, so an element computed here has the bits the vector loops give it (one
+/// algorithm per op on every path and instruction set: simd_lane.hpp); any other op runs its
+/// scalar kernel `operator()`.
+template <class M, class Op, class... A>
+inline auto apply_op(const Op& op, A... a) {
+  if constexpr (std::same_as<M, float> && op_promote_first<Op>() == 0 && (std::same_as<A, float> && ...) &&
+                has_lane_simd<Op, A...>)
+    return op.simd(FloatLane{a}...).v;
+  else
+    return op(a...);
+}
+
 template <class Op, class... Args>
 struct Evaluator<MapNode<Op, Args...>> {
   using Node = MapNode<Op, Args...>;
@@ -83,7 +103,7 @@ struct Evaluator<MapNode<Op, Args...>> {
  private:
   template <size_t... I>
   value_type at_impl(int64_t i, std::index_sequence<I...>) const {
-    return convert<value_type>(op(arg<I>(std::get<I>(ch).at(i))...));
+    return convert<value_type>(apply_op<M>(op, arg<I>(std::get<I>(ch).at(i))...));
   }
   template <size_t I, class V>
   static auto arg(V v) {

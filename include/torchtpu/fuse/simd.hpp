@@ -21,6 +21,7 @@
 #include <string>   // std::string
 
 #include "../core/errors.hpp"  // ValueError
+#include "simd_lane.hpp"       // FloatLane: the vector operations on one float
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__)) && defined(__has_include)
 #if __has_include(<hwy/highway.h>)
@@ -219,6 +220,8 @@ using ProbeFloatVec = FloatVec<HWY_NEON>;
 /// True for the vector types of simd_target-inl.hpp.
 template <class V> inline constexpr bool is_float_vec = false;
 template <int64_t T> inline constexpr bool is_float_vec<FloatVec<T>> = true;
+/// The scalar paths' one-lane type (simd_lane.hpp) has the same operations.
+template <> inline constexpr bool is_float_vec<FloatLane> = true;
 
 }  // namespace torchtpu::detail
 

@@ -250,6 +250,20 @@ inline TORCHTPU_FV vminimum(TORCHTPU_FV a, TORCHTPU_FV b) {
   const TORCHTPU_FV r = TORCHTPU_FV::of(hwy::HWY_NAMESPACE::Min(a.h(), b.h()));
   return select(is_nan(a), a, select(is_nan(b), b, r));
 }
+/// `x` unchanged, as a value the compiler cannot see into, on every target: the fused loops
+/// fence each op's result with it, so no op's product is contracted into the next op's
+/// addition (a fused region then gives the bits of its ops run one at a time, and of the
+/// scalar paths' `FloatLane`, simd_lane.hpp).
+inline TORCHTPU_FV vbarrier(TORCHTPU_FV x) {
+#if HWY_TARGET == HWY_NEON
+  __asm__("" : "+w"(x.v));
+#elif HWY_TARGET == HWY_AVX3
+  __asm__("" : "+v"(x.v));
+#else
+  __asm__("" : "+x"(x.v));
+#endif
+  return x;
+}
 /// p · 2^n for n integral in [-150, 129] (exp's last step): one rounding, so subnormal
 /// results are correctly rounded and results past the float range are inf (`vscalefps` on
 /// AVX-512; elsewhere two exact power-of-two factors, each in the normal range).
@@ -271,7 +285,8 @@ inline TORCHTPU_FV vscalef(TORCHTPU_FV p, TORCHTPU_FV n) {
   const auto bias = hn::Set(di, 127);
   const auto f1 = hn::BitCast(TORCHTPU_FV::D(), hn::ShiftLeft<23>(hn::Add(n1, bias)));
   const auto f2 = hn::BitCast(TORCHTPU_FV::D(), hn::ShiftLeft<23>(hn::Add(n2, bias)));
-  return TORCHTPU_FV::of(hn::Mul(hn::Mul(p.h(), f1), f2));
+  // fenced: the product is not contracted into a caller's addition (sigmoid's e + 1)
+  return vbarrier(TORCHTPU_FV::of(hn::Mul(hn::Mul(p.h(), f1), f2)));
 #endif
 }
 /// x = m · 2^e with m in [1, 2), for x positive and finite (subnormals exact); other lanes

@@ -158,7 +158,8 @@ struct VecEval<MapNode<Op, Args...>> {
  private:
   template <class V, size_t... I>
   TORCHTPU_VEC V load_impl(int64_t i, int64_t n, std::index_sequence<I...>) const {
-    const V r = op.simd(std::get<I>(ch).template load<V>(i, n)...);
+    // fenced (vbarrier): the op's result is not contracted into the next op's arithmetic
+    const V r = vbarrier(op.simd(std::get<I>(ch).template load<V>(i, n)...));
     return round_to_storage<typename Node::value_type>(r);
   }
 };

@@ -11,8 +11,11 @@ namespace torchtpu::detail {
 #if TORCHTPU_HAS_VECTOR_PATH
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // vectors passed between target and generic code
+#endif
 
-/// A float vector type of simd_target-inl.hpp.
+/// A float vector type of simd_target-inl.hpp, or `FloatLane` (simd_lane.hpp). Every
+/// product that feeds an addition is written as `vfma` / `vfnma`: an implicit `a * b + c`
+/// would be contracted on one path and not on another (see simd_lane.hpp).
 template <class V>
 concept float_vec = is_float_vec<V>;
 
@@ -157,7 +160,7 @@ TORCHTPU_VEC V verf(V x) {
   q = vfma(q, t, V::set1(0.254829592f));
   q = q * t;
   const V ex = vexp_nonpositive(-(a * a));
-  const V large = vcopysign(V::set1(1.0f) - q * ex, x);
+  const V large = vcopysign(vfnma(q, ex, V::set1(1.0f)), x);
   return select(a < V::set1(1.0f), small, large);
 }
 
@@ -170,7 +173,7 @@ TORCHTPU_VEC V vclamp(V x, float lo, float hi) {
 template <float_vec V>
 TORCHTPU_VEC V vgelu(V x, bool tanh_approx) {
   if (tanh_approx) {
-    const V inner = V::set1(0.7978845608028654f) * (x + V::set1(0.044715f) * x * x * x);
+    const V inner = V::set1(0.7978845608028654f) * vfma(V::set1(0.044715f) * x * x, x, x);
     return V::set1(0.5f) * x * (V::set1(1.0f) + vtanh(inner));
   }
   return V::set1(0.5f) * x * (V::set1(1.0f) + verf(x * V::set1(0.7071067811865476f)));
@@ -186,6 +189,7 @@ TORCHTPU_VEC V vhardswish(V x) { return x * vclamp(x + V::set1(3.0f), 0.0f, 6.0f
 template <float_vec V>
 TORCHTPU_VEC V vrsqrt(V x) { return V::set1(1.0f) / vsqrt(x); }
 
+#if TORCHTPU_HAS_VECTOR_PATH
 #pragma GCC diagnostic pop
 #endif
 

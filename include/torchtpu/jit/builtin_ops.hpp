@@ -314,8 +314,13 @@ inline FloatTensor encoder_layer(OpContext& ctx) {
 
 }  // namespace builtin
 
-/// Registers every built-in op into `r` (called once, by `registry()`).
+/// Registers every built-in op into `r` (called once, by `registry()`). Inline, unless the
+/// program compiles it once (TORCHTPU_JIT_SEPARATE_OPS: src/jit/builtin_ops.cpp).
+#ifdef TORCHTPU_JIT_SEPARATE_OPS
+void register_builtin_ops(Registry& r) {
+#else
 inline void register_builtin_ops(Registry& r) {
+#endif
   using namespace builtin;
   auto def = [&r](const char* name, Kernel k, bool accepts_epilogue = false, bool in_place = false) {
     OpDef d;

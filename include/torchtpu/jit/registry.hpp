@@ -117,7 +117,15 @@ class Registry {
   std::map<std::string, std::shared_ptr<const OpDef>> ops_;
 };
 
+#ifdef TORCHTPU_JIT_SEPARATE_OPS
+// The built-in ops compiled once, in src/jit/builtin_ops.cpp (linked by the program), instead
+// of in every translation unit that runs a model (each such TU would otherwise compile every
+// op's kernels: minutes per TU). A program defines TORCHTPU_JIT_SEPARATE_OPS in all its
+// translation units or in none (docs/jit.md, "Compile time").
+void register_builtin_ops(Registry& r);
+#else
 inline void register_builtin_ops(Registry& r);  // defined in builtin_ops.hpp (included below)
+#endif
 
 /// The process-wide registry, holding the built-in ops from the first call on.
 inline Registry& registry() {
@@ -147,4 +155,6 @@ inline void register_op(const std::string& name, jit::Kernel kernel, jit::Loweri
 
 }  // namespace torchtpu
 
+#if !defined(TORCHTPU_JIT_SEPARATE_OPS) || defined(TORCHTPU_JIT_BUILTIN_OPS_TU)
 #include "builtin_ops.hpp"  // register_builtin_ops: the definitions of the built-in ops
+#endif

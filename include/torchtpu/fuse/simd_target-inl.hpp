@@ -352,12 +352,11 @@ inline TORCHTPU_FV vswap_lanes(TORCHTPU_FV x) {
 /// loop, hence on the thread split). On AVX-512 the identity: its kernels' results are the
 /// bit-exact ones of earlier releases, and its loops contract alike.
 inline TORCHTPU_FV vopaque(TORCHTPU_FV x) {
-#if HWY_TARGET == HWY_NEON
-  __asm__("" : "+w"(x.v));
-#elif HWY_TARGET == HWY_AVX2
-  __asm__("" : "+x"(x.v));
-#endif
+#if HWY_TARGET == HWY_AVX3
   return x;
+#else
+  return vbarrier(x);
+#endif
 }
 /// Lane 0 of `x`.
 inline float vfirst(TORCHTPU_FV x) { return hwy::HWY_NAMESPACE::GetLane(x.h()); }

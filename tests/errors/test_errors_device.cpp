@@ -5,8 +5,10 @@
 // variables the plugin search reads, for their scope only.
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE_THROWS_MATCHES
 
+#include <cstdint>   // int32_t, int64_t, uint8_t
 #include <cstdlib>   // setenv, unsetenv, std::getenv
 #include <fstream>   // std::ofstream
+#include <limits>    // std::numeric_limits
 #include <optional>  // std::optional
 #include <string>    // std::string
 #include <utility>   // std::pair
@@ -22,6 +24,13 @@ using terr::has_message;
 
 namespace {
 using ttest::EnvGuard;
+
+/// The values of a tensor of any device, read on the host (an observation: runs what is deferred).
+template <class T>
+std::vector<T> host(const Tensor<T>& t) {
+  const Tensor<T> c = t.cpu().contiguous();
+  return std::vector<T>(c.data_ptr(), c.data_ptr() + c.numel());
+}
 
 /// Unsets every variable that could lead the plugin search to a real plugin.
 void clear_plugin_env(EnvGuard& g) {
@@ -115,4 +124,47 @@ TEST_CASE("errors/device: a file that is not a PJRT plugin is DeviceUnavailable"
   REQUIRE_THROWS_MATCHES(pjrt::Plugin::load(text), DeviceUnavailable, has_message({"cannot load PJRT plugin", text}));
   // A real shared object without GetPjrtApi (the C library).
   REQUIRE_THROWS_MATCHES(pjrt::Plugin::load("libc.so.6"), DeviceUnavailable, has_message({"libc.so.6", "does not export GetPjrtApi"}));
+}
+
+TEST_CASE("errors/intdiv: integer division on the device gives the cpu's error and values", "[errors][pjrt]") {
+  // Fused mode (the default) defers the program: the error comes when the result is read.
+  const std::string fd = "floor_divide: integer division by zero", rm = "remainder: integer division by zero";
+  const Tensor<int32_t> dx = Tensor<int32_t>{1, 2, 3}.to("tpu"), dz = Tensor<int32_t>{2, 0, 1}.to("tpu");
+  REQUIRE(dx.device() == Device("tpu:0"));
+  REQUIRE_THROWS_MATCHES(host(Tensor<int32_t>(floor_divide(dx, dz))), ValueError, has_message({fd}));
+  REQUIRE_THROWS_MATCHES(host(Tensor<int32_t>(remainder(dx, dz))), ValueError, has_message({rm}));
+  REQUIRE_THROWS_MATCHES(host(Tensor<int32_t>(floor_divide(dx, 0))), ValueError, has_message({fd}));
+  const Tensor<int64_t> lx = Tensor<int64_t>{5, 6}.to("tpu"), lz = Tensor<int64_t>{0, 3}.to("tpu");
+  REQUIRE_THROWS_MATCHES(host(Tensor<int64_t>(floor_divide(lx, lz))), ValueError, has_message({fd}));
+  REQUIRE_THROWS_MATCHES(host(Tensor<int64_t>(remainder(lx, lz))), ValueError, has_message({rm}));
+  const Tensor<uint8_t> ux = Tensor<uint8_t>{7, 200}.to("tpu"), uz = Tensor<uint8_t>{2, 0}.to("tpu");
+  REQUIRE_THROWS_MATCHES(host(Tensor<uint8_t>(floor_divide(ux, uz))), ValueError, has_message({fd}));
+  REQUIRE_THROWS_MATCHES(host(Tensor<uint8_t>(remainder(ux, uz))), ValueError, has_message({rm}));
+  // The operands are unchanged, and the device keeps working.
+  CHECK(host(dx) == std::vector<int32_t>{1, 2, 3});
+  CHECK(host(dz) == std::vector<int32_t>{2, 0, 1});
+  CHECK(host(uz) == std::vector<uint8_t>{2, 0});
+  // MIN // -1 wraps to MIN and MIN % -1 is 0, as on the cpu (hand-worked, as in errors/intdiv of
+  // test_errors_ops.cpp): -7 // 2 = -4, -7 % 2 = 1; 7 // -2 = -4, 7 % -2 = -1.
+  const int32_t lo = std::numeric_limits<int32_t>::min();
+  const Tensor<int32_t> a = Tensor<int32_t>{lo, -7, 7}.to("tpu"), b = Tensor<int32_t>{-1, 2, -2}.to("tpu");
+  CHECK(host(Tensor<int32_t>(floor_divide(a, b))) == std::vector<int32_t>{-2147483647 - 1, -4, -4});
+  CHECK(host(Tensor<int32_t>(remainder(a, b))) == std::vector<int32_t>{0, 1, -1});
+  const int64_t llo = std::numeric_limits<int64_t>::min();  // -2^63: exact in the emulator's doubles
+  const Tensor<int64_t> la = Tensor<int64_t>{llo, -7, 7}.to("tpu"), lb = Tensor<int64_t>{-1, 2, -2}.to("tpu");
+  CHECK(host(Tensor<int64_t>(floor_divide(la, lb))) == std::vector<int64_t>{-9223372036854775807LL - 1, -4, -4});
+  CHECK(host(Tensor<int64_t>(remainder(la, lb))) == std::vector<int64_t>{0, 1, -1});
+  CHECK(host(Tensor<uint8_t>(floor_divide(ux, Tensor<uint8_t>{2, 3}.to("tpu")))) == std::vector<uint8_t>{3, 66});
+}
+
+TEST_CASE("errors/partial-write: writing into part of a device tensor is UnsupportedOperator", "[errors][pjrt]") {
+  Tensor<float> d = Tensor<float>{{1, 2}, {3, 4}}.to("tpu");
+  REQUIRE_THROWS_MATCHES(d.slice(0, 0, 1) += 1.0f, UnsupportedOperator,
+                         has_message({"writing into a view of a tensor on tpu:0 (shape [1, 2], offset 0) is not "
+                                      "supported yet; write the whole tensor"}));
+  REQUIRE_THROWS_MATCHES((d.slice(0, 1, 2) = Tensor<float>{{5, 6}}), UnsupportedOperator,
+                         has_message({"tpu:0 (shape [1, 2], offset 2)"}));
+  CHECK(host(d) == std::vector<float>{1, 2, 3, 4});
+  d += 1.0f;  // the whole tensor is writable
+  CHECK(host(d) == std::vector<float>{2, 3, 4, 5});
 }

@@ -4,9 +4,10 @@
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE_THROWS_MATCHES
 
 #include <cstdint>  // int64_t
+#include <string>   // std::string
 #include <vector>   // std::vector
 
-#include <torchtpu/interop/dlpack.hpp>  // to_dlpack, from_dlpack
+#include <torchtpu/interop/dlpack.hpp>  // to_dlpack, from_dlpack, CopyMode
 #include <torchtpu/torchtpu.hpp>        // the library
 
 #include "error_matchers.hpp"  // terr::has_message
@@ -96,4 +97,36 @@ TEST_CASE("errors/dlpack: an export whose fields were edited to reach outside it
   Tensor<float> back = from_dlpack<float>(m);  // still the caller's: importing it now works
   CHECK(back.data_ptr() == t.data_ptr());
   REQUIRE_THROWS_MATCHES(to_dlpack(Tensor<float>()), ValueError, has_message({"to_dlpack", "undefined"}));
+}
+
+TEST_CASE("errors/negstride: negative strides in to_dlpack and from_dlpack", "[errors]") {
+  const Tensor<float> x = {{0, 1, 2}, {3, 4, 5}};
+  const Tensor<float> r = x.flip({0});  // [[3, 4, 5], [0, 1, 2]], strides [-3, 1]
+  const std::string refused = "to_dlpack: the view with sizes [2, 3], strides [-3, 1] and dtype float32 has the "
+                              "negative stride -3 on dim 0 of size 2, which from_dlpack and libtorch refuse; pass "
+                              "CopyMode::if_needed to export a contiguous copy";
+  REQUIRE_THROWS_MATCHES(to_dlpack(r), ValueError, has_message({refused}));  // the default never copies
+  REQUIRE_THROWS_MATCHES(to_dlpack(r, CopyMode::never), ValueError, has_message({refused}));
+  REQUIRE_THROWS_MATCHES(to_dlpack(x.flip({1})), ValueError, has_message({"strides [3, -1]", "stride -1 on dim 1 of size 3"}));
+  CHECK(std::vector<float>(x.data_ptr(), x.data_ptr() + 6) == std::vector<float>{0, 1, 2, 3, 4, 5});
+  // CopyMode::if_needed: a new row-major copy of the reversed rows (not an error).
+  DLManagedTensor* m = to_dlpack(r, CopyMode::if_needed);
+  CHECK(m->dl_tensor.data != static_cast<const void*>(x.data_ptr()));
+  CHECK(std::vector<int64_t>(m->dl_tensor.strides, m->dl_tensor.strides + 2) == std::vector<int64_t>{3, 1});
+  const float* p = static_cast<const float*>(m->dl_tensor.data);
+  CHECK(std::vector<float>(p, p + 6) == std::vector<float>{3, 4, 5, 0, 1, 2});
+  m->deleter(m);
+  // A negative stride on a size-1 dim is never applied: shared, exported with the row-major stride.
+  DLManagedTensor* one = to_dlpack(r.slice(0, 0, 1));  // row [3, 4, 5], strides [-3, 1]
+  CHECK(one->dl_tensor.data == static_cast<const void*>(x.data_ptr() + 3));
+  CHECK(one->dl_tensor.strides[0] == 3);
+  one->deleter(one);
+
+  // from_dlpack: a capsule with a negative stride is refused and stays the caller's.
+  Capsule c(f32, {2, 3}, {-3, 1});
+  REQUIRE_THROWS_MATCHES(from_dlpack<float>(&c.m), ValueError,
+                         has_message({"from_dlpack: negative stride -3 is not supported ([-3, 1])"}));
+  REQUIRE_THROWS_MATCHES(from_dlpack(&c.m), ValueError, has_message({"negative stride -3"}));
+  CHECK(c.deletes == 0);
+  CHECK(c.strides == std::vector<int64_t>{-3, 1});
 }

@@ -7,6 +7,7 @@
 #include <cmath>    // NAN, INFINITY, std::isnan
 #include <cstdint>  // int32_t, int64_t, uint8_t
 #include <limits>   // std::numeric_limits
+#include <string>   // std::string
 #include <vector>   // std::vector
 
 #include <torchtpu/core/any_tensor.hpp>  // AnyTensor
@@ -66,6 +67,71 @@ TEST_CASE("errors/assign: a destination of another shape is refused and left unc
   REQUIRE_THROWS_MATCHES(dst += src, ShapeError, has_message({"[2, 3]", "[2]"}));
   REQUIRE_THROWS_MATCHES(dst.slice(0, 0, 1) = zeros<float>({2, 3}), ShapeError, has_message({"assign", "[2, 3]", "[1, 3]"}));
   CHECK(values(dst) == std::vector<float>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("errors/overlap: in-place writes into a view whose elements share memory are refused", "[errors]") {
+  const std::string shared = "refers to a single memory location; write into a copy (clone() or contiguous()) instead";
+  Tensor<float> base = {2.0f};
+  Tensor<float> v = base.broadcast_to({1, 3});  // strides [0, 0]: three elements, one location
+  REQUIRE_THROWS_MATCHES(v *= 2, ValueError,
+                         has_message({"mul_: unsupported operation: more than one element of the written-to tensor "
+                                      "(shape [1, 3], strides [0, 0])", shared}));
+  CHECK(base.at(0) == 2.0f);  // nothing written (a write would have made it 4 or more)
+  Tensor<float> half = {0.5f};
+  Tensor<float> w = half.broadcast_to({4});
+  const Tensor<float> r4 = {1, 2, 3, 4};
+  REQUIRE_THROWS_MATCHES(w += r4, ValueError, has_message({"add_: unsupported operation", "(shape [4], strides [0])", shared}));
+  REQUIRE_THROWS_MATCHES(w.copy_(r4), ValueError, has_message({"copy_: unsupported operation", "strides [0]"}));
+  REQUIRE_THROWS_MATCHES(w.fill_(7), ValueError, has_message({"fill_: unsupported operation", "strides [0]"}));
+  REQUIRE_THROWS_MATCHES(half.expand({4}) = r4, ValueError, has_message({"copy_", "strides [0]"}));  // a view temporary
+  CHECK(half.at(0) == 0.5f);  // not 4.5 (0.5 + 4, the last write)
+  CHECK(values(r4) == std::vector<float>{1, 2, 3, 4});
+  // Reading the view, or writing into a copy of it, is fine.
+  Tensor<float> c = w.clone();
+  c += r4;
+  CHECK(values(c) == std::vector<float>{1.5f, 2.5f, 3.5f, 4.5f});
+}
+
+TEST_CASE("errors/intdiv: integer division by zero throws; MIN // -1 wraps, as NumPy", "[errors]") {
+  // Hand-worked (Python): -7 // 2 = -4, -7 % 2 = 1; 7 // -2 = -4, 7 % -2 = -1; MIN // -1 = -MIN,
+  // which wraps to MIN in two's complement; MIN % -1 = 0.
+  const int32_t lo = std::numeric_limits<int32_t>::min();  // -2147483648
+  const Tensor<int32_t> a = {lo, -7, 7}, b = {-1, 2, -2};
+  const Tensor<int32_t> q = floor_divide(a, b), r = remainder(a, b);
+  CHECK(std::vector<int32_t>(q.data_ptr(), q.data_ptr() + 3) == std::vector<int32_t>{-2147483647 - 1, -4, -4});
+  CHECK(std::vector<int32_t>(r.data_ptr(), r.data_ptr() + 3) == std::vector<int32_t>{0, 1, -1});
+  const int64_t llo = std::numeric_limits<int64_t>::min();  // -9223372036854775808
+  const Tensor<int64_t> la = {llo, -7, 7}, lb = {-1, 2, -2};
+  const Tensor<int64_t> lq = floor_divide(la, lb), lr = remainder(la, lb);
+  CHECK(std::vector<int64_t>(lq.data_ptr(), lq.data_ptr() + 3) ==
+        std::vector<int64_t>{-9223372036854775807LL - 1, -4, -4});
+  CHECK(std::vector<int64_t>(lr.data_ptr(), lr.data_ptr() + 3) == std::vector<int64_t>{0, 1, -1});
+  CHECK(Tensor<int64_t>(floor_divide(la, int64_t(-1))).at(0) == -9223372036854775807LL - 1);  // a scalar divisor
+  CHECK(Tensor<int64_t>(remainder(la, int64_t(-1))).at(0) == 0);
+
+  // Division by zero: ValueError (torch raises ZeroDivisionError); the operands are unchanged.
+  const Tensor<int32_t> x = {1, 2, 3}, z = {2, 0, 1};
+  REQUIRE_THROWS_MATCHES(Tensor<int32_t>(floor_divide(x, z)), ValueError, has_message({"floor_divide: integer division by zero"}));
+  REQUIRE_THROWS_MATCHES(Tensor<int32_t>(remainder(x, z)), ValueError, has_message({"remainder: integer division by zero"}));
+  REQUIRE_THROWS_MATCHES(Tensor<int32_t>(floor_divide(x, 0)), ValueError, has_message({"floor_divide: integer division by zero"}));
+  CHECK(std::vector<int32_t>(x.data_ptr(), x.data_ptr() + 3) == std::vector<int32_t>{1, 2, 3});
+  CHECK(std::vector<int32_t>(z.data_ptr(), z.data_ptr() + 3) == std::vector<int32_t>{2, 0, 1});
+  const Tensor<int64_t> lx = {5, 6}, lz = {0, 3};
+  REQUIRE_THROWS_MATCHES(Tensor<int64_t>(floor_divide(lx, lz)), ValueError, has_message({"floor_divide: integer division by zero"}));
+  REQUIRE_THROWS_MATCHES(Tensor<int64_t>(remainder(lx, lz)), ValueError, has_message({"remainder: integer division by zero"}));
+  const Tensor<uint8_t> ux = {7, 200}, uz = {2, 0};
+  REQUIRE_THROWS_MATCHES(Tensor<uint8_t>(floor_divide(ux, uz)), ValueError, has_message({"floor_divide: integer division by zero"}));
+  REQUIRE_THROWS_MATCHES(Tensor<uint8_t>(remainder(ux, uz)), ValueError, has_message({"remainder: integer division by zero"}));
+  CHECK(std::vector<int>(uz.data_ptr(), uz.data_ptr() + 2) == std::vector<int>{2, 0});
+  // One zero at the end of a long divisor (past any vector width): found there too.
+  Tensor<int32_t> ones = full<int32_t>({67}, 1);
+  ones.data_ptr()[66] = 0;
+  REQUIRE_THROWS_MATCHES(Tensor<int32_t>(remainder(full<int32_t>({67}, 5), ones)), ValueError,
+                         has_message({"remainder: integer division by zero"}));
+  // uint8 with nonzero divisors: 7 // 2 = 3, 200 // 3 = 66; 7 % 2 = 1, 200 % 3 = 2.
+  const Tensor<uint8_t> uq = floor_divide(ux, Tensor<uint8_t>{2, 3}), ur = remainder(ux, Tensor<uint8_t>{2, 3});
+  CHECK(std::vector<int>(uq.data_ptr(), uq.data_ptr() + 2) == std::vector<int>{3, 66});
+  CHECK(std::vector<int>(ur.data_ptr(), ur.data_ptr() + 2) == std::vector<int>{1, 2});
 }
 
 TEST_CASE("errors/matmul: inner sizes, ranks, bmm and linear", "[errors]") {

@@ -74,6 +74,23 @@ TEST_CASE("errors/torch: to_torch of a device tensor without copy_to_host", "[er
   CHECK(h.data_ptr<float>()[1] == 2.0f);
 }
 
+TEST_CASE("errors/negstride: to_torch of a view with a negative stride", "[errors][interop]") {
+  const Tensor<float> x = {{0, 1, 2}, {3, 4, 5}};
+  const Tensor<float> r = x.flip({0});  // [[3, 4, 5], [0, 1, 2]], strides [-3, 1]
+  const std::string refused = "to_torch: the view with sizes [2, 3], strides [-3, 1] and dtype float32 has the "
+                              "negative stride -3 on dim 0 of size 2, which libtorch cannot express; pass "
+                              "CopyMode::if_needed to export a contiguous copy";
+  REQUIRE_THROWS_MATCHES(to_torch(r), ValueError, has_message({refused}));  // the default never copies
+  REQUIRE_THROWS_MATCHES(to_torch(r, CopyMode::never), ValueError, has_message({refused}));
+  REQUIRE_THROWS_MATCHES(to_torch(AnyTensor(x.flip({1}))), ValueError, has_message({"strides [3, -1]", "stride -1 on dim 1"}));
+  CHECK(std::vector<float>(x.data_ptr(), x.data_ptr() + 6) == std::vector<float>{0, 1, 2, 3, 4, 5});
+  // CopyMode::if_needed: a new contiguous copy of the reversed rows (not an error).
+  const at::Tensor c = to_torch(r, CopyMode::if_needed);
+  CHECK(c.data_ptr<float>() != x.data_ptr());
+  CHECK(c.is_contiguous());
+  CHECK(std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + 6) == std::vector<float>{3, 4, 5, 0, 1, 2});
+}
+
 TEST_CASE("errors/jit: load of missing, non-model and unsupported files", "[errors][jit]") {
   REQUIRE_THROWS_MATCHES(jit::load(models_dir + "/nope.pt"), ValueError,
                          has_message({"torchtpu::jit::load", "nope.pt", "no such file"}));

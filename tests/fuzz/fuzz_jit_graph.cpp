@@ -25,7 +25,13 @@
 #include <string>   // std::string
 #include <vector>   // std::vector
 
-#include <fuzzer/FuzzedDataProvider.h>  // FuzzedDataProvider (clang's libFuzzer headers)
+// FuzzedDataProvider (clang's libFuzzer headers); the g++ replay build (tests/fuzz/meson.build)
+// names the file, since clang's include directory would shadow g++'s own headers.
+#ifdef TORCHTPU_FUZZED_DATA_PROVIDER
+#include TORCHTPU_FUZZED_DATA_PROVIDER
+#else
+#include <fuzzer/FuzzedDataProvider.h>
+#endif
 
 #include <torchtpu/core/factories.hpp>  // FloatTensor::empty via Tensor
 #include <torchtpu/jit/graph.hpp>       // Graph, registry, Value, Mode

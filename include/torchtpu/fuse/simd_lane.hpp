@@ -108,8 +108,11 @@ inline FloatLane vminimum(FloatLane a, FloatLane b) {
 }
 /// p · 2^n for n integral in [-150, 129], with one rounding (as AVX-512 `vscalefps`): the
 /// product is exact in double, then rounded to float once.
+/// A NaN `n` (from a NaN argument, whose `p` is NaN too) counts as 0: converting NaN to an
+/// integer is undefined behaviour, and the result is `p`'s NaN as on the vector targets.
 inline FloatLane vscalef(FloatLane p, FloatLane n) {
-  const double two_n = std::bit_cast<double>(uint64_t(int64_t(n.v) + 1023) << 52);
+  const int64_t ni = n.v == n.v ? int64_t(n.v) : 0;
+  const double two_n = std::bit_cast<double>(uint64_t(ni + 1023) << 52);
   return {float(double(p.v) * two_n)};
 }
 /// x = m · 2^e with m in [1, 2), for x positive and finite (subnormals exact); other values

@@ -424,11 +424,14 @@ auto matmul_operands(const ContractNode<A, B>& node) {
   return MatmulOperands<C>{a.expand(sa), b.expand(sb)};
 }
 
-/// Calls `f(batch_index, a_ptr, b_ptr)` for each matrix of the batch.
+/// Calls `f(batch_index, a_ptr, b_ptr)` for each matrix of the batch. An operand with no
+/// elements (k = 0, or m or n = 0) passes its base pointer unoffset: it may be null, and the
+/// kernels never read it (offsetting a null pointer is undefined; found by fuzz_jit_graph).
 template <element C, class F>
 void for_each_batch(const MatmulOperands<C>& ops, const Dims& batch, F&& f) {
   const int nb = batch.size();
   const int64_t total = numel(batch);
+  const bool a_empty = ops.a.numel() == 0, b_empty = ops.b.numel() == 0;
   int64_t idx[max_rank] = {};
   for (int64_t t = 0; t < total; ++t) {
     int64_t rem = t, oa = 0, ob = 0;
@@ -438,7 +441,7 @@ void for_each_batch(const MatmulOperands<C>& ops, const Dims& batch, F&& f) {
       oa += idx[j] * ops.a.strides()[j];
       ob += idx[j] * ops.b.strides()[j];
     }
-    f(t, ops.a.data_ptr() + oa, ops.b.data_ptr() + ob);
+    f(t, a_empty ? ops.a.data_ptr() : ops.a.data_ptr() + oa, b_empty ? ops.b.data_ptr() : ops.b.data_ptr() + ob);
   }
 }
 

@@ -38,6 +38,16 @@ void clear_plugin_env(EnvGuard& g) {
                         "TPU_LIBRARY_PATH", "TORCHTPU_PJRT_PLUGIN_CUDA", "HOME", "VIRTUAL_ENV"})
     g.set(v, nullptr);
 }
+
+/// The plugin `pjrt::find_plugin(kind)` finds under the current environment, or nothing when it
+/// throws DeviceUnavailable (a plugin installed on this machine makes a "missing" case moot).
+std::optional<std::string> found_plugin(const char* kind) {
+  try {
+    return pjrt::find_plugin(kind).path;
+  } catch (const DeviceUnavailable&) {
+    return std::nullopt;
+  }
+}
 }  // namespace
 
 // First in the file: once a test has loaded the emulator, the dynamic loader finds it by name,
@@ -47,13 +57,7 @@ TEST_CASE("errors/device: a missing plugin is DeviceUnavailable listing the plac
     EnvGuard g;
     clear_plugin_env(g);
     g.set("TORCHTPU_PJRT_PLUGIN_CUDA", "/nonexistent/xla_cuda_plugin.so");
-    if (std::optional<std::string> found = [] {
-          try {
-            return std::optional<std::string>(pjrt::find_plugin("cuda").path);
-          } catch (const DeviceUnavailable&) {
-            return std::optional<std::string>();
-          }
-        }()) {
+    if (std::optional<std::string> found = found_plugin("cuda")) {
       WARN("skipped: a CUDA PJRT plugin is installed system-wide here (" << *found << ")");
     } else {
       REQUIRE_THROWS_MATCHES(pjrt::find_plugin("cuda"), DeviceUnavailable,
@@ -80,13 +84,7 @@ TEST_CASE("errors/device: a missing plugin is DeviceUnavailable listing the plac
     // After the path, find_plugin looks where an installed emulator would be (the libdir that
     // `meson install` records, next to the executable, the loader path): one installed there
     // (scripts/test installs this build into build-install/prefix) is found, as documented.
-    if (std::optional<std::string> found = [] {
-          try {
-            return std::optional<std::string>(pjrt::find_plugin("tpu").path);
-          } catch (const DeviceUnavailable&) {
-            return std::optional<std::string>();
-          }
-        }()) {
+    if (std::optional<std::string> found = found_plugin("tpu")) {
       CHECK(*found != "/nonexistent/libtorchtpu_tpu_emulator.so");
       WARN("skipped: an installed TPU emulator is found after the missing path (" << *found << ")");
     } else {

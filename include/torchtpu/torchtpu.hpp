@@ -15,5 +15,6 @@
 #include "ops/methods.hpp"     // method forms, clone, fill_, +=
 #include "ops/operators.hpp"   // + - * / % == < & | ~ !
 #include "ops/reduce.hpp"      // sum, mean, max, argmax, softmax, ...
+#include "ops/shape.hpp"       // cat, stack (the operator library; also on AnyTensor)
 #include "ops/unary.hpp"       // exp, log, tanh, relu, gelu, ...
 #include "print.hpp"           // operator<<

@@ -115,10 +115,21 @@ TEST_CASE("jit kernels: layer_norm, batch_norm, cat", "[jit]") {
   const auto bn = values(k::batch_norm(t({3, 5}, Dims{1, 2}), &w, &b, mean, var, 0.0, {}));
   CHECK(bn[0] == Approx(2.0));   // (3 - 1) / 2 * 2 + 0
   CHECK(bn[1] == Approx(13.0));  // (5 - 2) / 1 * 1 + 10
-  const FloatTensor c = k::cat({t({1, 2}, Dims{1, 2}), t({3, 4, 5, 6}, Dims{2, 2})}, 0);
+  // aten::cat through the registry: the operator library's CatOp (ops/shape.hpp)
+  const auto cat_op = torchtpu::jit::registry().find("aten::cat");
+  REQUIRE(cat_op);
+  auto run_cat = [&](std::vector<FloatTensor> l, int64_t d) {
+    const Value list(std::move(l)), dim(d);
+    std::vector<const Value*> in{&list, &dim};
+    std::vector<Value> out(1);
+    torchtpu::jit::OpContext ctx{in, out, {}};
+    cat_op->kernel(ctx);
+    return out[0].tensor();
+  };
+  const FloatTensor c = run_cat({t({1, 2}, Dims{1, 2}), t({3, 4, 5, 6}, Dims{2, 2})}, 0);
   CHECK(c.sizes() == Dims{3, 2});
   CHECK(values(c) == std::vector<float>{1, 2, 3, 4, 5, 6});
-  CHECK_THROWS_AS(k::cat({t({1, 2}, Dims{1, 2}), t({3}, Dims{1, 1})}, 0), torchtpu::ShapeError);
+  CHECK_THROWS_AS(run_cat({t({1, 2}, Dims{1, 2}), t({3}, Dims{1, 1})}, 0), torchtpu::ShapeError);
 }
 
 TEST_CASE("jit graph: linear + relu fuses and gives the strict result", "[jit]") {

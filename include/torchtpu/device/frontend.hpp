@@ -36,8 +36,10 @@ namespace device {
 /// tree_node`). Plain data with static strings: building one compiles to a few stores.
 struct NodeInfo {
   /// What a node is: a tensor operand, a scalar, a map (elementwise op), a reduction, an
-  /// argmax/argmin, a softmax or a matrix product.
-  enum class Kind : uint8_t { Leaf, Scalar, Map, Reduce, ArgReduce, Softmax, Contract };
+  /// argmax/argmin, a softmax, a matrix product, or an op of the operator library
+  /// (ops/library.hpp: `name` is the op's, `state` its trivially copyable `Args`, the operands
+  /// are converted to `compute`; device/lower.hpp lowers it through the op's `lower`).
+  enum class Kind : uint8_t { Leaf, Scalar, Map, Reduce, ArgReduce, Softmax, Contract, Library };
   /// The node's kind.
   Kind kind = Kind::Scalar;
   ScalarType dtype = ScalarType::Float;    ///< the node's value dtype

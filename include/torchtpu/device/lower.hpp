@@ -26,6 +26,7 @@
 #include <unordered_map>  // std::unordered_map
 #include <vector>         // std::vector
 
+#include "../ops/all.hpp"      // LibraryOps (the operator library's lowerings)
 #include "../ops/arith.hpp"    // op structs (hooks)
 #include "../ops/compare.hpp"  // op structs (hooks)
 #include "../ops/reduce.hpp"   // op structs (hooks)
@@ -241,6 +242,34 @@ inline const OpHooks& op_hooks() {
       Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, TanhOp, ErfOp, SigmoidOp, ReluOp, GeluOp, SiluOp, ClampOp,
       HardswishOp, HardsigmoidOp>();
   return h;
+}
+
+/// A library op's lowering (ops/library.hpp): operands converted to the node's dtype, its
+/// `Args` as bytes, the result shape.
+using LibraryHook = Value (*)(ConstantHoistingBuilder&, const std::string& state, std::span<const Value> x,
+                              const Dims& out);
+
+template <class Op>
+Value library_hook(ConstantHoistingBuilder& b, const std::string& state, std::span<const Value> x, const Dims& out) {
+  using Args = typename Op::Args;
+  std::array<char, sizeof(Args)> raw{};
+  if (state.size() != sizeof(Args))
+    throw DeviceError(13, "internal: op '" + std::string(Op::name) + "' arguments have the wrong size");
+  std::memcpy(raw.data(), state.data(), sizeof(Args));
+  return Op::lower(b, x, std::bit_cast<Args>(raw), out);
+}
+
+/// The lowerings of every op of the operator library (ops/all.hpp), by op name.
+inline const std::unordered_map<std::string_view, LibraryHook>& library_hooks() {
+  static const auto m = [] {
+    std::unordered_map<std::string_view, LibraryHook> r;
+    ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
+      if (!r.emplace(Op::name, &library_hook<Op>).second)
+        throw DeviceError(13, "internal: two library ops are named '" + std::string(Op::name) + "'");
+    });
+    return r;
+  }();
+  return m;
 }
 
 // ---- the tree: device, signature, inputs, lowering ----------------------------------------
@@ -462,6 +491,19 @@ inline Value lower_node(Emitter& em, const ExprTree& t, int idx, stablehlo::Prec
       Value r = lower_matmul(b, a, c, to_vec(n.batch), n.m, n.k, n.n, out, prec, n.compute);
       return convert_to(b, r, n.dtype);
     }
+    case TreeNode::Kind::Library: {
+      const auto& hooks = library_hooks();
+      const auto it = hooks.find(n.name);
+      if (it == hooks.end())
+        throw UnsupportedOperator("op '" + std::string(n.name) + "' has no StableHLO lowering on PJRT devices yet");
+      std::vector<Value> x(n.children.size());
+      for (size_t i = 0; i < n.children.size(); ++i) x[i] = convert_to(b, child(i), n.compute);
+      Value r = it->second(b, n.op_state, x, n.shape);
+      if (r.dims != out)
+        throw DeviceError(13, "internal: op '" + std::string(n.name) + "' lowered to shape " +
+                                  stablehlo::shape_str(r.dims) + ", expected " + stablehlo::shape_str(out));
+      return convert_to(b, r, n.dtype);
+    }
   }
   throw DeviceError(13, "internal: unknown expression node kind");
 }
@@ -475,7 +517,8 @@ inline std::string_view node_name(const TreeNode& n) {
 /// Says so at the statement (not at the flush) when an op has no StableHLO lowering.
 inline void check_lowerable(const ExprTree& t) {
   for (const TreeNode& n : t.nodes)
-    if (n.kind == TreeNode::Kind::Map && n.hlo.empty() && !op_hooks().map.contains(n.name))
+    if ((n.kind == TreeNode::Kind::Map && n.hlo.empty() && !op_hooks().map.contains(n.name)) ||
+        (n.kind == TreeNode::Kind::Library && !library_hooks().contains(n.name)))
       throw UnsupportedOperator("op '" + std::string(n.name) + "' has no StableHLO lowering on PJRT devices yet");
 }
 

@@ -14,7 +14,8 @@
 #include "../ops/matmul.hpp"   // matmul
 #include "../ops/reduce.hpp"   // mean, sum, softmax, log_softmax
 #include "../ops/unary.hpp"    // activations
-#include "kernels.hpp"         // conv2d, pooling, norms, cat, attention
+#include "kernels.hpp"         // conv2d, pooling, norms, attention
+#include "library_ops.hpp"     // register_library_ops (the operator library's ops)
 #include "registry.hpp"        // Registry, OpDef, OpContext
 
 namespace torchtpu::jit {
@@ -340,6 +341,8 @@ inline void register_builtin_ops(Registry& r) {
     r.add(std::move(d));
   };
 
+  register_library_ops(r);  // cat, stack, ... (ops/all.hpp)
+
   // ---- structure: lists, tuples, numbers ------------------------------------------------
   def("prim::ListConstruct", [](OpContext& c) {
     bool tensors = !c.in.empty(), ints = true, nums = true;
@@ -565,17 +568,6 @@ inline void register_builtin_ops(Registry& r) {
   def("aten::split", [](OpContext& c) {
     const char* n = "aten::split";
     c.out[0] = Value(split(c.arg(0, n).tensor(n), c.arg(1, n), c.in.size() > 2 ? c.in[2]->to_int(n) : 0));
-  });
-  def("aten::cat", [](OpContext& c) {
-    const char* n = "aten::cat";
-    c.out[0] = Value(kernels::cat(c.arg(0, n).tensors(n), c.in.size() > 1 ? c.in[1]->to_int(n) : 0));
-  });
-  def("aten::stack", [](OpContext& c) {
-    const char* n = "aten::stack";
-    const int64_t dim = c.in.size() > 1 ? c.in[1]->to_int(n) : 0;
-    std::vector<FloatTensor> l;
-    for (const auto& t : c.arg(0, n).tensors(n)) l.push_back(t.unsqueeze(dim));
-    c.out[0] = Value(kernels::cat(l, dim));
   });
   for (const char* id : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
                          "aten::detach"})

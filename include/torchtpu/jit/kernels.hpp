@@ -1,6 +1,6 @@
 // torchtpu/jit/kernels.hpp — float32 CPU kernels of the run-time graph that are not single
 // expressions: convolution (im2col + the fused matmul, direct loop for depthwise), pooling,
-// batch_norm, layer_norm, cat, multi-head attention; epilogue application.
+// batch_norm, layer_norm, multi-head attention; epilogue application.
 #pragma once
 #include <algorithm>  // std::max, std::min
 #include <cmath>      // std::sqrt, std::ceil, std::floor
@@ -351,31 +351,6 @@ inline FloatTensor layer_norm(const FloatTensor& xin, const std::vector<int64_t>
       if (b) y += bc.data_ptr()[i];
       orow[i] = float(y);
     }
-  }
-  return out;
-}
-
-/// Concatenate along `dim` (shapes must match elsewhere). **Errors:** ShapeError, ValueError.
-inline FloatTensor cat(const std::vector<FloatTensor>& ts, int64_t dim) {
-  if (ts.empty()) throw ValueError("aten::cat: expected a non-empty list of tensors");
-  const FloatTensor& first = ts[0];
-  const int d = wrap_dim(dim, first.dim(), "aten::cat");
-  Dims shape = first.sizes();
-  int64_t total = 0;
-  for (const auto& t : ts) {
-    bool ok = t.dim() == first.dim();
-    for (int i = 0; ok && i < t.dim(); ++i) ok = i == d || t.size(i) == shape[i];
-    if (!ok)
-      throw ShapeError("aten::cat: sizes of tensors must match except in dimension " + std::to_string(d) + ": " +
-                       to_string(first.sizes()) + " and " + to_string(t.sizes()));
-    total += t.size(d);
-  }
-  shape[d] = total;
-  FloatTensor out = FloatTensor::empty(shape);
-  int64_t off = 0;
-  for (const auto& t : ts) {
-    if (t.size(d)) out.narrow(d, off, t.size(d)).copy_(t);
-    off += t.size(d);
   }
   return out;
 }

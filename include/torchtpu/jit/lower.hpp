@@ -16,6 +16,7 @@
 #include "../device/pjrt/client.hpp"    // Client, Buffer, Executable
 #include "../device/stablehlo.hpp"      // stablehlo::Builder
 #include "graph.hpp"                    // Graph, Node
+#include "library_ops.hpp"              // to_arg; ops::LibraryOps (the operator library)
 
 namespace torchtpu::jit {
 
@@ -189,6 +190,49 @@ inline sh::Value matmul(sh::Builder& b, sh::Value x, sh::Value y) {
   return b.dot_general(x, y, dn, sh::Precision::Highest);
 }
 
+/// The lowering of library op `Op` (ops/library.hpp): its tensor operands as device values
+/// (lists flattened, host tensors uploaded as parameters), its other arguments read by its
+/// schema from host constants, its dtype and shape rule, then `Op::lower`.
+template <class Op>
+void lower_library_op(LowerContext& c) {
+  static const ops::Schema s = ops::parse_schema(Op::schema);
+  std::vector<ops::Arg> args;
+  std::vector<sh::Value> xs;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    LValue& l = *c.in[i];
+    const bool tensor_arg = i < s.args.size() && s.args[i].type.base == ops::ArgType::Base::Tensor;
+    if (!tensor_arg) {
+      args.push_back(to_arg(c.host(i, s.name.c_str())));
+      continue;
+    }
+    args.emplace_back();  // tensors travel in `xs`
+    if (l.kind == LValue::Kind::DeviceList) {
+      xs.insert(xs.end(), l.list.begin(), l.list.end());
+    } else if (l.kind == LValue::Kind::Host && l.host.kind() == Value::Kind::TensorList) {
+      for (const FloatTensor& t : l.host.tensors()) {
+        LValue one;
+        one.host = Value(t);
+        xs.push_back(c.to_device(one));
+      }
+    } else if (l.kind == LValue::Kind::Host && l.host.is_none() && s.args[i].type.optional) {
+      throw ValueError(s.name + ": an absent optional tensor is not lowered yet");
+    } else {
+      xs.push_back(c.dev(i));
+    }
+  }
+  const ops::ArgReader reader(s, args);
+  const typename Op::Args a = Op::args(reader);
+  std::vector<ops::TensorMeta> metas;
+  for (const sh::Value& x : xs) metas.push_back(ops::TensorMeta{x.dtype, Dims(x.dims.begin(), x.dims.end()), Device{}, true});
+  const ops::TensorMeta out = Op::infer(metas, a);
+  for (sh::Value& x : xs)
+    if (x.dtype != out.dtype) x = c.b.convert(x, out.dtype);
+  sh::Value r = Op::lower(c.b, std::span<const sh::Value>(xs), a, out.sizes);
+  if (r.dims != vec(out.sizes))
+    throw ValueError(s.name + ": internal: lowered to shape " + sh::shape_str(r.dims) + ", expected " + to_string(out.sizes));
+  c.out[0] = LValue::of(std::move(r));
+}
+
 }  // namespace lower
 
 /// Lowerings of the built-in ops, keyed by node kind.
@@ -196,6 +240,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
   using namespace lower;
   static const std::map<std::string, GraphLowering> m = [] {
     std::map<std::string, GraphLowering> r;
+    ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) { r[std::string(Op::aten)] = &lower_library_op<Op>; });
     auto unary_act = [](Epilogue::Kind k) {
       return [k](LowerContext& c) { c.out[0] = LValue::of(act(c.b, Epilogue{k, 0, 0}, c.dev(0))); };
     };
@@ -332,11 +377,6 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       l.kind = LValue::Kind::DeviceList;
       for (size_t i = 0; i < c.in.size(); ++i) l.list.push_back(c.dev(i));
       c.out[0] = l;
-    };
-    r["aten::cat"] = [](LowerContext& c) {
-      if (c.in[0]->kind != LValue::Kind::DeviceList) throw ValueError("lowering aten::cat: not a tensor list");
-      const auto& l = c.in[0]->list;
-      c.out[0] = LValue::of(c.b.concatenate(l, wrap(c.host(1, "cat").to_int(), l.at(0).dims.size())));
     };
     r["aten::size"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);

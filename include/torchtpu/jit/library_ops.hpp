@@ -1,0 +1,60 @@
+// torchtpu/jit/library_ops.hpp — model graphs' door to the operator library (ops/library.hpp):
+// `register_library_ops` makes one registry entry per op of `ops::LibraryOps`, whose kernel
+// passes the node's inputs to the op's one definition by its aten schema; `to_arg` converts a
+// graph value into an op argument (also for the lowering, jit/lower.hpp). No per-op code here.
+#pragma once
+#include <string>       // std::string
+#include <type_traits>  // std::type_identity
+#include <vector>       // std::vector
+
+#include "../ops/all.hpp"  // LibraryOps, ops::call_args, ops::Arg
+#include "registry.hpp"    // Registry, OpDef, OpContext
+#include "value.hpp"       // Value, FloatTensor
+
+namespace torchtpu::jit {
+
+/// A graph value as an op argument (tensors become AnyTensors sharing their storage).
+inline ops::Arg to_arg(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::None: return ops::Arg();
+    case Value::Kind::Bool: return ops::Arg(v.to_bool());
+    case Value::Kind::Int: return ops::Arg(v.to_int());
+    case Value::Kind::Double: return ops::Arg(v.to_double());
+    case Value::Kind::String: return ops::Arg(v.str());
+    case Value::Kind::IntList: return ops::Arg(v.to_ints());
+    case Value::Kind::DoubleList: return ops::Arg(v.to_doubles());
+    case Value::Kind::Tensor: return ops::Arg(AnyTensor(v.tensor()));
+    case Value::Kind::TensorList: {
+      std::vector<AnyTensor> l(v.tensors().begin(), v.tensors().end());
+      return ops::Arg(std::move(l));
+    }
+  }
+  return ops::Arg();
+}
+
+/// An op's result as a graph value. Graph values hold float32 tensors until they carry
+/// AnyTensor (docs/design.md, migration step 2). **Errors:** TypeError naming the op and the
+/// dtype for another dtype (never a silent conversion).
+inline Value from_result(const AnyTensor& t, std::string_view op) {
+  if (const auto* f = t.get_if<float>()) return Value(*f);
+  throw TypeError(std::string(op) + ": the result is " + std::string(dtype_name(t.dtype())) +
+                  "; model graphs carry float32 tensors only so far");
+}
+
+/// Adds a registry entry for every op of the operator library (its aten name; kernel: the
+/// op's definition via `ops::call_args`).
+inline void register_library_ops(Registry& r) {
+  ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
+    OpDef d;
+    d.name = std::string(Op::aten);
+    d.kernel = [](OpContext& c) {
+      std::vector<ops::Arg> args;
+      args.reserve(c.in.size());
+      for (const Value* v : c.in) args.push_back(to_arg(*v));
+      c.out[0] = from_result(ops::call_args<Op>(args), Op::aten);
+    };
+    r.add(std::move(d));
+  });
+}
+
+}  // namespace torchtpu::jit

@@ -1,0 +1,256 @@
+// torchtpu/ops/library.hpp — the machinery of the operator library (docs/design.md): the rule
+// types an op definition is written against (`TensorMeta`, `DtypeSet`) and `ops::call<Op>`, the
+// one generated entry point that the typed API, `AnyTensor` code, the eager PJRT devices and
+// model graphs reach for every non-elementwise op.
+//
+// A library op is one struct in one ops/ file:
+//
+//   struct CatOp {
+//     static constexpr std::string_view name = "cat", aten = "aten::cat";
+//     static constexpr std::string_view schema = "aten::cat(Tensor[] tensors, int dim=0) -> Tensor";
+//     static constexpr DtypeSet dtypes = DtypeSet::all();     // what libtorch allows
+//     struct Args { int64_t dim = 0; };                       // trivially copyable
+//     static Args args(const ArgReader& r);                   // from a model node (schema names)
+//     static TensorMeta infer(std::span<const TensorMeta> in, const Args&);  // dtype + shape rule
+//     template <element T> static void cpu(std::span<const Tensor<T>> in, const Args&, Tensor<T>& out);
+//     template <class B, class V> static V lower(B& b, std::span<const V> in, const Args&, const Dims& out);
+//   };
+//
+// `infer` never sees data: it runs before anything is allocated, on the cpu, on PJRT devices
+// and while a model graph is lowered, so its errors (op, every shape, every dtype) are the same
+// on every path. `cpu<T>` receives inputs converted to the result dtype and an output of the
+// inferred shape. `lower` receives operands already converted to the result dtype.
+#pragma once
+#include <cstdint>      // int64_t, uint32_t
+#include <span>         // std::span
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <type_traits>  // std::is_trivially_copyable_v, std::type_identity
+#include <vector>       // std::vector
+
+#include "../core/any_tensor.hpp"   // AnyTensor
+#include "../core/errors.hpp"       // TypeError, ValueError
+#include "../core/shape.hpp"        // Dims, contiguous_strides
+#include "../device/frontend.hpp"   // device_hooks, NodeInfo (the eager PJRT path)
+#include "methods.hpp"              // Tensor::to<U>, copy_
+#include "schema.hpp"               // ArgReader, Arg
+
+namespace torchtpu::ops {
+
+/// A set of dtypes (one bit per `ScalarType`): the dtypes an op accepts, as libtorch's.
+struct DtypeSet {
+  uint32_t bits = 0;  ///< bit `int(ScalarType)` set for each member
+  /// The eight dtypes.
+  static constexpr DtypeSet all() { return {0xffu}; }
+  /// float16, bfloat16, float32, float64.
+  static constexpr DtypeSet floating() {
+    return of({ScalarType::Half, ScalarType::BFloat16, ScalarType::Float, ScalarType::Double});
+  }
+  /// Every dtype but bool.
+  static constexpr DtypeSet numeric() { return {0xffu & ~1u}; }
+  /// The set of `l`.
+  static constexpr DtypeSet of(std::initializer_list<ScalarType> l) {
+    DtypeSet s;
+    for (ScalarType t : l) s.bits |= 1u << static_cast<int>(t);
+    return s;
+  }
+  /// True when `t` is in the set.
+  constexpr bool has(ScalarType t) const { return (bits >> static_cast<int>(t)) & 1u; }
+  /// The members' names, comma-separated (`bool, uint8, ...`).
+  std::string str() const {
+    std::string s;
+    for (int i = 0; i < 8; ++i)
+      if (has(static_cast<ScalarType>(i))) s += (s.empty() ? "" : ", ") + std::string(dtype_name(static_cast<ScalarType>(i)));
+    return s;
+  }
+};
+
+/// What an op's dtype and shape rule sees of a tensor: dtype, sizes, device (no data).
+/// `defined` is false for an absent optional tensor (`Tensor? bias=None`).
+struct TensorMeta {
+  ScalarType dtype = ScalarType::Float;  ///< element type
+  Dims sizes;                            ///< shape
+  Device device{};                       ///< where the data lives
+  bool defined = true;                   ///< false for an absent optional tensor
+
+  /// The metadata of `t` (`defined` false for an undefined tensor).
+  static TensorMeta of(const AnyTensor& t) {
+    if (!t.defined()) return TensorMeta{ScalarType::Float, Dims{}, Device{}, false};
+    return TensorMeta{t.dtype(), t.sizes(), t.device(), true};
+  }
+  /// Rank.
+  int dim() const noexcept { return sizes.size(); }
+};
+
+/// `[2, 3] float32` — how errors name one operand.
+inline std::string describe(const TensorMeta& m) {
+  if (!m.defined) return "None";
+  return to_string(m.sizes) + " " + std::string(dtype_name(m.dtype));
+}
+/// `[2, 3] float32, [4] int64` — how errors name an op's operands.
+inline std::string describe(std::span<const TensorMeta> in) {
+  std::string s;
+  for (size_t i = 0; i < in.size(); ++i) s += (i ? ", " : "") + describe(in[i]);
+  return s;
+}
+
+/// torch.result_type of tensor operands (PyTorch's promotion lattice over `promote_types`).
+/// **Errors:** ValueError naming `op` when `in` is empty.
+inline ScalarType result_type(std::span<const TensorMeta> in, std::string_view op) {
+  bool any = false;
+  ScalarType r = ScalarType::Bool;
+  for (const TensorMeta& m : in) {
+    if (!m.defined) continue;
+    r = any ? promote_types(r, m.dtype) : m.dtype;
+    any = true;
+  }
+  if (!any) throw ValueError(std::string(op) + ": expected at least one tensor");
+  return r;
+}
+
+/// Has an op definition's parts (the library ops of ops/all.hpp satisfy it).
+template <class Op>
+concept library_op = requires {
+  Op::name;
+  Op::aten;
+  Op::schema;
+  Op::dtypes;
+  typename Op::Args;
+} && std::is_trivially_copyable_v<typename Op::Args>;
+
+namespace detail {
+
+/// `t` as dtype `U` (the same handle when it already is; a converted copy otherwise; cpu or
+/// device).
+template <element U>
+Tensor<U> as_dtype(const AnyTensor& t) {
+  return t.visit([]<class T>(const Tensor<T>& x) -> Tensor<U> {
+    if constexpr (std::is_same_v<T, U>) return x;
+    else return Tensor<U>(x.template to<U>());
+  });
+}
+
+/// The device the op runs on: its defined operands' common device. **Errors:** ValueError
+/// naming the op and both devices when they differ (rank-0 cpu tensors may join a device, as
+/// PyTorch allows cpu scalars).
+inline Device common_device(std::span<const TensorMeta> in, std::string_view op) {
+  const TensorMeta* first = nullptr;
+  for (const TensorMeta& m : in) {
+    if (!m.defined || (m.device.is_cpu() && m.dim() == 0)) continue;
+    if (!first) first = &m;
+    else if (m.device != first->device)
+      throw ValueError(std::string(op) + ": expected all tensors to be on the same device, but found " +
+                       first->device.str() + " and " + m.device.str());
+  }
+  return first ? first->device : Device{};
+}
+
+/// Records the op on its PJRT device as one node of the deferred graph (device/lower.hpp
+/// lowers it through `Op::lower`); the result is a new device tensor.
+template <library_op Op>
+AnyTensor device_call(std::span<const AnyTensor> in, const typename Op::Args& a, const TensorMeta& out) {
+  const device::detail::DeviceHooks& h = device::detail::device_hooks(out.device);
+  struct Tree {
+    const device::detail::DeviceHooks& h;
+    void* p;
+    ~Tree() { h.tree_free(p); }
+  } tree{h, h.tree_new()};
+  std::vector<int> kids;
+  for (const AnyTensor& t : in) {
+    if (!t.defined()) throw ValueError(std::string(Op::aten) + ": optional tensors are not supported on " + out.device.str() + " yet");
+    kids.push_back(h.tree_leaf(tree.p, t.storage(), t.dtype(), t.device(), t.sizes(), t.strides(), t.storage_offset()));
+  }
+  device::NodeInfo n;
+  n.kind = device::NodeInfo::Kind::Library;
+  n.dtype = n.compute = out.dtype;
+  n.shape = &out.sizes;
+  n.name = Op::name;
+  n.state = &a;
+  n.state_size = sizeof(a);
+  n.children = kids.data();
+  n.nchildren = static_cast<int>(kids.size());
+  const int root = h.tree_node(tree.p, n);
+  const Dims strides = contiguous_strides(out.sizes);
+  const device::detail::AssignResult r = h.assign(tree.p, root, nullptr, out.dtype, out.sizes, strides, 0, out.sizes);
+  if (!r.new_storage) throw ValueError(std::string(Op::aten) + ": internal: the device runtime returned no result");
+  return AnyTensor::from_storage(out.dtype, r.new_storage, out.sizes, strides, 0);
+}
+
+}  // namespace detail
+
+/// Runs library op `Op` on `in` (its tensor operands in schema order) with arguments `a`:
+/// checks dtypes and shapes (`Op::infer`), then computes on the cpu (`Op::cpu<T>` on operands
+/// converted to the result dtype) or records the op on the operands' PJRT device.
+///
+/// **Errors:** what `Op::infer` throws (ShapeError, ValueError naming the op and the operands);
+/// TypeError when the result dtype is not one `Op` supports; ValueError for operands on
+/// different devices.
+template <library_op Op>
+AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& a) {
+  std::vector<TensorMeta> metas;
+  metas.reserve(in.size());
+  for (const AnyTensor& t : in) metas.push_back(TensorMeta::of(t));
+  TensorMeta out = Op::infer(metas, a);
+  if (!Op::dtypes.has(out.dtype))
+    throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) + " is not supported (operands " +
+                    describe(metas) + "; supported: " + Op::dtypes.str() + ")");
+  out.device = detail::common_device(metas, Op::aten);
+  if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out);
+  return AnyTensor::dispatch(out.dtype, [&]<class T>(std::type_identity<T>) -> AnyTensor {
+    if constexpr (Op::dtypes.has(dtype_of<T>())) {
+      std::vector<Tensor<T>> typed;
+      typed.reserve(in.size());
+      for (const AnyTensor& t : in) typed.push_back(t.defined() ? detail::as_dtype<T>(t) : Tensor<T>());
+      Tensor<T> r = Tensor<T>::empty(out.sizes);
+      Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, r);
+      return AnyTensor(r);
+    } else {
+      throw TypeError(std::string(Op::aten) + ": internal: no cpu kernel for " + std::string(dtype_name(dtype_of<T>())));
+    }
+  });
+}
+
+/// `call` for operands that all have element type `T` and a result of type `R` (the typed
+/// API): the same rules and device path, without the run-time dtype dispatch (only `cpu<R>`
+/// is instantiated). **Errors:** as `call`.
+template <library_op Op, element R, element T>
+Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) {
+  std::vector<TensorMeta> metas;
+  metas.reserve(in.size());
+  for (const Tensor<T>& t : in)
+    metas.push_back(t.defined() ? TensorMeta{dtype_of<T>(), t.sizes(), t.device(), true}
+                                : TensorMeta{dtype_of<T>(), Dims{}, Device{}, false});
+  TensorMeta out = Op::infer(metas, a);
+  if (out.dtype != dtype_of<R>())
+    throw TypeError(std::string(Op::aten) + ": internal: the result dtype is " + std::string(dtype_name(out.dtype)) +
+                    ", not " + std::string(dtype_name(dtype_of<R>())));
+  if (!Op::dtypes.has(out.dtype))
+    throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) +
+                    " is not supported (operands " + describe(metas) + "; supported: " + Op::dtypes.str() + ")");
+  out.device = detail::common_device(metas, Op::aten);
+  if (!out.device.is_cpu()) {
+    std::vector<AnyTensor> any(in.begin(), in.end());
+    return detail::device_call<Op>(any, a, out).template get<R>();
+  }
+  Tensor<R> r = Tensor<R>::empty(out.sizes);
+  if constexpr (std::is_same_v<R, T>) {
+    Op::template cpu<R>(in, a, r);
+  } else {
+    std::vector<Tensor<R>> conv;
+    for (const Tensor<T>& t : in) conv.push_back(t.defined() ? Tensor<R>(t.template to<R>()) : Tensor<R>());
+    Op::template cpu<R>(std::span<const Tensor<R>>(conv), a, r);
+  }
+  return r;
+}
+
+/// `call` with the arguments of a model-graph node or a run-time call by name: tensors and
+/// `Op::Args` read from `args` by `Op::schema` (parsed once).
+template <library_op Op>
+AnyTensor call_args(std::span<const Arg> args) {
+  static const Schema s = parse_schema(Op::schema);
+  const ArgReader r(s, args);
+  const std::vector<AnyTensor> t = r.tensors();
+  return call<Op>(t, Op::args(r));
+}
+
+}  // namespace torchtpu::ops

@@ -244,19 +244,21 @@ inline const OpHooks& op_hooks() {
   return h;
 }
 
-/// A library op's lowering (ops/library.hpp): operands converted to the node's dtype, its
-/// `Args` as bytes, the result shape.
-using LibraryHook = Value (*)(ConstantHoistingBuilder&, const std::string& state, std::span<const Value> x,
-                              const Dims& out);
+/// A library op's lowering (ops/library.hpp): its operands as lowered (converted here by
+/// `ops::operand_dtype`), its `Args` as bytes, the result dtype and shape.
+using LibraryHook = Value (*)(ConstantHoistingBuilder&, const std::string& state, std::vector<Value> x,
+                              ScalarType result, const Dims& out);
 
 template <class Op>
-Value library_hook(ConstantHoistingBuilder& b, const std::string& state, std::span<const Value> x, const Dims& out) {
+Value library_hook(ConstantHoistingBuilder& b, const std::string& state, std::vector<Value> x, ScalarType result,
+                   const Dims& out) {
   using Args = typename Op::Args;
   std::array<char, sizeof(Args)> raw{};
   if (state.size() != sizeof(Args))
     throw DeviceError(13, "internal: op '" + std::string(Op::name) + "' arguments have the wrong size");
   std::memcpy(raw.data(), state.data(), sizeof(Args));
-  return Op::lower(b, x, std::bit_cast<Args>(raw), out);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = convert_to(b, x[i], ops::operand_dtype<Op>(i, x[i].dtype, result));
+  return Op::lower(b, std::span<const Value>(x), std::bit_cast<Args>(raw), out);
 }
 
 /// The lowerings of every op of the operator library (ops/all.hpp), by op name.
@@ -497,8 +499,8 @@ inline Value lower_node(Emitter& em, const ExprTree& t, int idx, stablehlo::Prec
       if (it == hooks.end())
         throw UnsupportedOperator("op '" + std::string(n.name) + "' has no StableHLO lowering on PJRT devices yet");
       std::vector<Value> x(n.children.size());
-      for (size_t i = 0; i < n.children.size(); ++i) x[i] = convert_to(b, child(i), n.compute);
-      Value r = it->second(b, n.op_state, x, n.shape);
+      for (size_t i = 0; i < n.children.size(); ++i) x[i] = child(i);
+      Value r = it->second(b, n.op_state, std::move(x), n.compute, n.shape);
       if (r.dims != out)
         throw DeviceError(13, "internal: op '" + std::string(n.name) + "' lowered to shape " +
                                   stablehlo::shape_str(r.dims) + ", expected " + stablehlo::shape_str(out));

@@ -225,8 +225,10 @@ void lower_library_op(LowerContext& c) {
   std::vector<ops::TensorMeta> metas;
   for (const sh::Value& x : xs) metas.push_back(ops::TensorMeta{x.dtype, Dims(x.dims.begin(), x.dims.end()), Device{}, true});
   const ops::TensorMeta out = Op::infer(metas, a);
-  for (sh::Value& x : xs)
-    if (x.dtype != out.dtype) x = c.b.convert(x, out.dtype);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const ScalarType want = ops::operand_dtype<Op>(i, xs[i].dtype, out.dtype);
+    if (xs[i].dtype != want) xs[i] = c.b.convert(xs[i], want);
+  }
   sh::Value r = Op::lower(c.b, std::span<const sh::Value>(xs), a, out.sizes);
   if (r.dims != vec(out.sizes))
     throw ValueError(s.name + ": internal: lowered to shape " + sh::shape_str(r.dims) + ", expected " + to_string(out.sizes));

@@ -4,7 +4,12 @@
 // library_ops.hpp and jit/lower.hpp). Adding an op to the library = its struct in its family
 // file + one entry here. Not included by the umbrella header's expression part.
 #pragma once
-#include <type_traits>  // std::type_identity
+#include <span>           // std::span
+#include <string>         // std::string
+#include <string_view>    // std::string_view
+#include <type_traits>    // std::type_identity
+#include <unordered_map>  // std::unordered_map
+#include <vector>         // std::vector
 
 #include "shape.hpp"  // CatOp, StackOp
 
@@ -22,5 +27,35 @@ struct OpList {
 
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp>;
+
+namespace detail {
+using ByNameFn = AnyTensor (*)(std::span<const Arg>);
+inline const std::unordered_map<std::string_view, ByNameFn>& by_name_table() {
+  static const auto m = [] {
+    std::unordered_map<std::string_view, ByNameFn> r;
+    LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) { r.emplace(Op::aten, &call_args<Op>); });
+    return r;
+  }();
+  return m;
+}
+}  // namespace detail
+
+/// Runs the library op named `aten` (`"aten::cat"`) on `args`, positional in its schema's order
+/// (what a model node or a test sweep passes); the result tensor.
+/// **Errors:** UnsupportedOperator for a name that is not a library op; otherwise what the op
+/// throws (see its struct).
+inline AnyTensor call_by_name(std::string_view aten, std::span<const Arg> args) {
+  const auto& t = detail::by_name_table();
+  const auto it = t.find(aten);
+  if (it == t.end()) throw UnsupportedOperator("'" + std::string(aten) + "' is not an op of the operator library");
+  return it->second(args);
+}
+
+/// The aten names of every library op, in list order.
+inline std::vector<std::string> library_op_names() {
+  std::vector<std::string> r;
+  LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) { r.emplace_back(Op::aten); });
+  return r;
+}
 
 }  // namespace torchtpu::ops

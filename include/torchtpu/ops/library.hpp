@@ -118,6 +118,17 @@ concept library_op = requires {
   typename Op::Args;
 } && std::is_trivially_copyable_v<typename Op::Args>;
 
+/// The dtype operand `i` (of dtype `given`) is converted to before `Op::cpu` and `Op::lower`
+/// see it: the result dtype `result`, unless the op declares
+/// `static ScalarType operand_dtype(size_t i, ScalarType given, ScalarType result)` (index
+/// operands that stay int64, masks that stay bool). Every path (cpu, eager PJRT devices, the
+/// whole-graph lowering) converts through this one rule.
+template <class Op>
+ScalarType operand_dtype(size_t i, ScalarType given, ScalarType result) {
+  if constexpr (requires { Op::operand_dtype(i, given, result); }) return Op::operand_dtype(i, given, result);
+  else return result;
+}
+
 namespace detail {
 
 /// `t` as dtype `U` (the same handle when it already is; a converted copy otherwise; cpu or

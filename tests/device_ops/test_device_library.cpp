@@ -1,5 +1,5 @@
 // tests/device_ops/test_device_library.cpp — ops of the operator library (ops/library.hpp: cat,
-// stack) on the PJRT device under test, in each execution mode, against the same calls on the
+// stack, roll, tril, triu, repeat, tile, flip, diag, and ops/indexing.hpp's) on the PJRT device under test, in each execution mode, against the same calls on the
 // cpu: typed operands of every dtype, mixed dtypes through AnyTensor (promoted on the device),
 // strided views as operands, a library op between elementwise statements (fused mode keeps it
 // in the deferred graph), and errors (mixed devices). Values are small integers or exact
@@ -28,6 +28,32 @@ void check_dtype() {
   check_close(stack({da, da}, 1), stack({a, a}, 1), 0.0);
 }
 
+
+/// roll, tril, triu, repeat, tile, flip, diag on the device against the same calls on the cpu.
+template <class T>
+void check_shape_ops() {
+  INFO("dtype " << dtype_name(dtype_of<T>()));
+  const Tensor<T> a = counting<T>(3, 4, 1), v = counting<T>(1, 3, 2).select(0, 0);
+  const auto da = a.to(test_device()), dv = v.to(test_device());
+  check_close(roll(da, 5), roll(a, 5), 0.0);
+  check_close(roll(da, {1, -1}, {0, 1}), roll(a, {1, -1}, {0, 1}), 0.0);
+  check_close(roll(da.t(), 2, 0), roll(a.t(), 2, 0), 0.0);  // a transposed view
+  for (int64_t k : {-4, -1, 0, 2, 9}) {
+    check_close(tril(da, k), tril(a, k), 0.0);
+    check_close(triu(da, k), triu(a, k), 0.0);
+  }
+  check_close(repeat(da, {2, 1, 3}), repeat(a, {2, 1, 3}), 0.0);
+  check_close(repeat(dv, {0, 2}), repeat(v, {0, 2}), 0.0);
+  check_close(tile(dv, {2, 2}), tile(v, {2, 2}), 0.0);
+  check_close(flip(da, {0, -1}), flip(a, {0, -1}), 0.0);
+  check_close(flip(da.slice(1, 0, 4, 2), {1}), flip(a.slice(1, 0, 4, 2), {1}), 0.0);
+  for (int64_t k : {-2, 0, 1, 5}) {
+    check_close(diag(dv, k), diag(v, k), 0.0);
+    check_close(diag(da, k), diag(a, k), 0.0);
+  }
+  check_close(diag(da.t(), 1), diag(a.t(), 1), 0.0);
+}
+
 }  // namespace
 
 TEST_CASE("library ops on the device: every dtype, every mode", "[pjrt][library]") {
@@ -43,6 +69,21 @@ TEST_CASE("library ops on the device: every dtype, every mode", "[pjrt][library]
     check_dtype<float>();
     check_dtype<double>();
   }
+}
+
+TEST_CASE("shape ops on the device (roll, tril, triu, repeat, tile, flip, diag), every mode", "[pjrt][library]") {
+  for (ExecutionMode m : {ExecutionMode::Fused, ExecutionMode::Strict, ExecutionMode::Debug}) {
+    ExecutionModeGuard g(m);
+    INFO("mode " << execution_mode_name(m));
+    check_shape_ops<float>();
+    check_shape_ops<int64_t>();
+  }
+  check_shape_ops<bool>();  // the other dtypes in the default mode
+  check_shape_ops<uint8_t>();
+  check_shape_ops<int32_t>();
+  check_shape_ops<half>();
+  check_shape_ops<bfloat16>();
+  check_shape_ops<double>();
 }
 
 TEST_CASE("library ops on the device: views, promotion, fusion with elementwise statements", "[pjrt][library]") {

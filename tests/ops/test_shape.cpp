@@ -6,6 +6,8 @@
 #include <string>   // std::string
 #include <vector>   // std::vector
 
+#include <torchtpu/ops/all.hpp>  // ops::call_by_name
+
 #include "testing.hpp"  // check_values, Catch2, torchtpu
 
 using namespace torchtpu;
@@ -212,4 +214,161 @@ TEST_CASE("aten schema parser: real schemas, defaults, errors", "[ops][schema]")
   CHECK_THROWS_AS(ops::parse_schema("aten::f(str x=\"abc) -> Tensor"), ValueError);
   CHECK_THROWS_AS(ops::parse_schema("(Tensor x) -> Tensor"), ValueError);
   CHECK_THROWS_AS(ops::parse_schema("aten::f(Tensor x) -> Tensor trailing"), ValueError);
+}
+
+// ---- roll, tril, triu, repeat, tile, flip, diag ----------------------------------------------
+// Expected values: torch 1.13 (/usr/bin/python3) on torch.arange inputs of the same shapes,
+// pasted as literals; `through<T>` maps them to what each dtype holds (these ops only move or
+// zero elements, so converting before or after gives the same values).
+
+TEMPLATE_TEST_CASE("roll, flip, repeat, tile: every dtype, typed API", "[ops][shape]", bool, uint8_t, int32_t, int64_t,
+                   half, bfloat16, float, double) {
+  using T = TestType;
+  const Tensor<T> a = make<T>({0, 1, 2, 3, 4, 5}, Dims{2, 3});
+  const Tensor<T> at = make<T>({0, 1, 2, 3, 4, 5}, Dims{3, 2}).t();  // non-contiguous [2, 3]: 0 2 4 / 1 3 5
+  const Tensor<T> v = make<T>({0, 1, 2}, Dims{3});
+
+  // torch.roll(a, 1), torch.roll(a, -7), torch.roll(a, [1, -1], [0, 1]), torch.roll(a, 2, -1)
+  check_values(roll(a, 1), through<T>({5, 0, 1, 2, 3, 4}));
+  CHECK(roll(a, 1).sizes() == Dims{2, 3});
+  check_values(roll(a, -7), through<T>({1, 2, 3, 4, 5, 0}));
+  check_values(roll(a, {1, -1}, {0, 1}), through<T>({4, 5, 3, 1, 2, 0}));
+  check_values(roll(a, 2, -1), through<T>({1, 2, 0, 4, 5, 3}));
+  check_values(roll(a, {1, 1}, {1, 1}), through<T>({1, 2, 0, 4, 5, 3}));  // a repeated dim: shifts add
+  check_values(roll(at, 1, 0), through<T>({1, 3, 5, 0, 2, 4}));          // torch.roll(at, 1, 0)
+  check_values(roll(v.expand(Dims{2, 3}), 1), through<T>({2, 0, 1, 2, 0, 1}));  // expanded operand, flat
+  CHECK(roll(Tensor<T>::empty(Dims{0, 3}), 1, 0).sizes() == Dims{0, 3});
+  check_values(roll(make<T>({5}, Dims{}), 3), through<T>({5}));  // 0-dim, flat form
+  check_values(roll(a, 0, 0), through<T>({0, 1, 2, 3, 4, 5}));
+
+  // torch.flip(a, [0]), [-1], [0, 1]; torch.flip(at, [1]); flip of a 0-dim tensor
+  check_values(flip(a, {0}), through<T>({3, 4, 5, 0, 1, 2}));
+  check_values(flip(a, {-1}), through<T>({2, 1, 0, 5, 4, 3}));
+  check_values(flip(a, {0, 1}), through<T>({5, 4, 3, 2, 1, 0}));
+  check_values(flip(at, {1}), through<T>({4, 2, 0, 5, 3, 1}));
+  check_values(flip(make<T>({3}, Dims{}), {0}), through<T>({3}));
+  check_values(flip(a, {}), through<T>({0, 1, 2, 3, 4, 5}));
+  CHECK(flip(Tensor<T>::empty(Dims{2, 0}), {1}).sizes() == Dims{2, 0});
+
+  // a.repeat(2, 1), a.repeat(2, 1, 2) ([2, 2, 6]), v.repeat(2, 2) ([2, 6]), a.repeat(2, 0, 1)
+  check_values(repeat(a, {2, 1}), through<T>({0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}));
+  const Tensor<T> r3 = repeat(a, {2, 1, 2});
+  CHECK(r3.sizes() == Dims{2, 2, 6});
+  check_values(r3, through<T>({0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  check_values(repeat(v, {2, 2}), through<T>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  check_values(repeat(at, {1, 2}), through<T>({0, 2, 4, 0, 2, 4, 1, 3, 5, 1, 3, 5}));
+  CHECK(repeat(a, {2, 0, 1}).sizes() == Dims{2, 0, 3});
+  CHECK(repeat(make<T>({3}, Dims{}), {}).sizes() == Dims{});
+  check_values(repeat(v.expand(Dims{2, 3}), {1, 1}), through<T>({0, 1, 2, 0, 1, 2}));
+  // torch.tile(a, (2,)) ([2, 6]: the counts get leading 1s), torch.tile(v, (2, 2))
+  const Tensor<T> t1 = tile(a, {2});
+  CHECK(t1.sizes() == Dims{2, 6});
+  check_values(t1, through<T>({0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  check_values(tile(v, {2, 2}), through<T>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}));
+}
+
+TEMPLATE_TEST_CASE("tril, triu, diag: every dtype, typed API", "[ops][shape]", bool, uint8_t, int32_t, int64_t, half,
+                   bfloat16, float, double) {
+  using T = TestType;
+  const Tensor<T> b = make<T>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, Dims{3, 4});
+  // torch.tril(b, k), torch.triu(b, k) for k = 0, 1, -1, 5, -5
+  check_values(tril(b), through<T>({0, 0, 0, 0, 4, 5, 0, 0, 8, 9, 10, 0}));
+  check_values(triu(b), through<T>({0, 1, 2, 3, 0, 5, 6, 7, 0, 0, 10, 11}));
+  check_values(tril(b, 1), through<T>({0, 1, 0, 0, 4, 5, 6, 0, 8, 9, 10, 11}));
+  check_values(triu(b, 1), through<T>({0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11}));
+  check_values(tril(b, -1), through<T>({0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0}));
+  check_values(triu(b, -1), through<T>({0, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11}));
+  check_values(tril(b, 5), through<T>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  check_values(triu(b, 5), through<T>({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  check_values(tril(b, -5), through<T>({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  check_values(triu(b, -5), through<T>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  check_values(tril(b, INT64_MAX), through<T>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));  // no overflow
+  check_values(triu(b, INT64_MIN), through<T>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  // batched: torch.tril(c), torch.triu(c, 1) for c = arange(12).reshape(2, 2, 3)
+  const Tensor<T> c = make<T>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, Dims{2, 2, 3});
+  check_values(tril(c), through<T>({0, 0, 0, 3, 4, 0, 6, 0, 0, 9, 10, 0}));
+  check_values(triu(c, 1), through<T>({0, 1, 2, 0, 0, 5, 0, 7, 8, 0, 0, 11}));
+  // non-contiguous (the transposed [4, 3] holds b.t()) and expanded operands; size-0 and -1 dims
+  check_values(tril(b.t()), through<T>({0, 0, 0, 1, 5, 0, 2, 6, 10, 3, 7, 11}));  // by hand: b.t() lower part
+  check_values(triu(make<T>({1, 2}, Dims{2}).expand(Dims{2, 2})), through<T>({1, 2, 0, 2}));
+  CHECK(tril(Tensor<T>::empty(Dims{0, 3})).sizes() == Dims{0, 3});
+  check_values(triu(make<T>({7}, Dims{1, 1})), through<T>({7}));
+
+  // torch.diag(torch.tensor([1, 2, 3]), k) for k = 0 ([3, 3]), 1 ([4, 4]), -2 ([5, 5])
+  const Tensor<T> x = make<T>({1, 2, 3}, Dims{3});
+  check_values(diag(x), through<T>({1, 0, 0, 0, 2, 0, 0, 0, 3}));
+  const Tensor<T> d1 = diag(x, 1);
+  CHECK(d1.sizes() == Dims{4, 4});
+  check_values(d1, through<T>({0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0}));
+  const Tensor<T> dm2 = diag(x, -2);
+  CHECK(dm2.sizes() == Dims{5, 5});
+  check_values(dm2, through<T>({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0}));
+  check_values(diag(make<T>({1, 2, 3, 4, 5, 6}, Dims{2, 3}).select(1, 1)), through<T>({2, 0, 0, 5}));  // strided
+  CHECK(diag(Tensor<T>::empty(Dims{0}), -2).sizes() == Dims{2, 2});
+  check_values(diag(Tensor<T>::empty(Dims{0}), -2), through<T>({0, 0, 0, 0}));
+  // torch.diag(b, k) for k = 0, 1, 2, -1, -2, 3; k = 4 and -3 (outside): [0] (torch 2's result)
+  check_values(diag(b), through<T>({0, 5, 10}));
+  check_values(diag(b, 1), through<T>({1, 6, 11}));
+  check_values(diag(b, 2), through<T>({2, 7}));
+  check_values(diag(b, -1), through<T>({4, 9}));
+  check_values(diag(b, -2), through<T>({8}));
+  check_values(diag(b, 3), through<T>({3}));
+  CHECK(diag(b, 4).sizes() == Dims{0});
+  CHECK(diag(b, -3).sizes() == Dims{0});
+  check_values(diag(b.t(), -1), through<T>({1, 6, 11}));  // torch.diag(b.t(), -1)
+  check_values(diag(x.expand(Dims{3, 3}), 1), through<T>({2, 3}));
+}
+
+TEST_CASE("roll, tril, triu, repeat, flip, diag: bad input names the op and the operand", "[ops][shape][errors]") {
+  const Tensor<float> a = zeros<float>(Dims{2, 3});
+  std::string m = message_of<ValueError>([&] { (void)roll(a, {1, 2}, {0}); });
+  CHECK(m.find("aten::roll: shifts and dimensions must align") != std::string::npos);
+  CHECK(m.find("[2, 3] float32") != std::string::npos);
+  CHECK_THROWS_AS(roll(a, {1, 2}), ValueError);  // two shifts, no dims
+  CHECK(message_of<IndexError>([&] { (void)roll(a, 1, 2); }).find("aten::roll: dimension 2 out of range") !=
+        std::string::npos);
+  CHECK_THROWS_AS(roll(zeros<float>(Dims{}), 1, 0), IndexError);  // as torch: a 0-dim tensor has no dim 0
+  m = message_of<ShapeError>([&] { (void)tril(zeros<int64_t>(Dims{3}), 0); });
+  CHECK(m == "aten::tril: input tensor must have at least 2 dimensions (operands [3] int64)");
+  CHECK_THROWS_AS(triu(zeros<float>(Dims{}), 0), ShapeError);
+  m = message_of<ShapeError>([&] { (void)repeat(a, {2}); });
+  CHECK(m.find("aten::repeat") != std::string::npos);
+  CHECK(m.find("[2, 3] float32") != std::string::npos);
+  CHECK(message_of<ValueError>([&] { (void)repeat(a, {-1, 1}); }).find("aten::repeat: negative repeat count") !=
+        std::string::npos);
+  m = message_of<ShapeError>([&] { (void)flip(a, {0, -2}); });
+  CHECK(m == "aten::flip: dim 0 appears multiple times in the list of dims [0, -2] (operands [2, 3] float32)");
+  CHECK_THROWS_AS(flip(a, {2}), IndexError);
+  m = message_of<ShapeError>([&] { (void)diag(zeros<float>(Dims{1, 2, 3})); });
+  CHECK(m == "aten::diag: matrix or a vector expected (operands [1, 2, 3] float32)");
+  CHECK_THROWS_AS(diag(zeros<float>(Dims{})), ShapeError);
+}
+
+TEST_CASE("roll, tril, triu, repeat, tile, flip, diag on AnyTensor and by schema", "[ops][shape][any][schema]") {
+  const AnyTensor a = make<int64_t>({0, 1, 2, 3, 4, 5}, Dims{2, 3});
+  CHECK(roll(a, {1}).dtype() == ScalarType::Int64);
+  check_values(roll(a, {1}).get<int64_t>(), {5, 0, 1, 2, 3, 4});
+  check_values(tril(a).get<int64_t>(), {0, 0, 0, 3, 4, 0});
+  check_values(triu(a, 1).get<int64_t>(), {0, 1, 2, 0, 0, 5});
+  check_values(repeat(a, {1, 2}).get<int64_t>(), {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+  CHECK(tile(a, {2}).sizes() == Dims{2, 6});
+  check_values(flip(a, {1}).get<int64_t>(), {2, 1, 0, 5, 4, 3});
+  check_values(diag(a, 1).get<int64_t>(), {1, 5});
+  // by schema, as model graphs call them (defaults from the schema)
+  using ops::Arg;
+  std::vector<Arg> r1{Arg(a), Arg(int64_t{1})};  // int[1] shifts given as one int; dims=[] default
+  check_values(ops::call_by_name("aten::roll", r1).get<int64_t>(), {5, 0, 1, 2, 3, 4});
+  std::vector<Arg> r2{Arg(a), Arg(std::vector<int64_t>{1, -1}), Arg(std::vector<int64_t>{0, 1})};
+  check_values(ops::call_by_name("aten::roll", r2).get<int64_t>(), {4, 5, 3, 1, 2, 0});
+  std::vector<Arg> t1{Arg(a)};
+  check_values(ops::call_by_name("aten::tril", t1).get<int64_t>(), {0, 0, 0, 3, 4, 0});
+  check_values(ops::call_by_name("aten::triu", t1).get<int64_t>(), {0, 1, 2, 0, 4, 5});
+  check_values(ops::call_by_name("aten::diag", t1).get<int64_t>(), {0, 4});
+  std::vector<Arg> rep{Arg(a), Arg(std::vector<int64_t>{2, 1})};
+  CHECK(ops::call_by_name("aten::repeat", rep).sizes() == Dims{4, 3});
+  std::vector<Arg> fl{Arg(a), Arg(std::vector<int64_t>{0})};
+  check_values(ops::call_by_name("aten::flip", fl).get<int64_t>(), {3, 4, 5, 0, 1, 2});
+  std::vector<Arg> long_list{Arg(a), Arg(std::vector<int64_t>(9, 1))};
+  CHECK(message_of<ValueError>([&] { (void)ops::call_by_name("aten::repeat", long_list); }) ==
+        "aten::repeat: at most 8 values in 'repeats', got 9");
 }

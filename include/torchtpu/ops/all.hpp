@@ -11,7 +11,7 @@
 #include <unordered_map>  // std::unordered_map
 #include <vector>         // std::vector
 
-#include "shape.hpp"  // CatOp, StackOp
+#include "shape.hpp"  // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp
 
 namespace torchtpu::ops {
 
@@ -26,7 +26,7 @@ struct OpList {
 };
 
 /// Every library op.
-using LibraryOps = OpList<CatOp, StackOp>;
+using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp>;
 
 namespace detail {
 using ByNameFn = AnyTensor (*)(std::span<const Arg>);

@@ -1,9 +1,12 @@
-// torchtpu/ops/shape.hpp — operator library, shape and indexing family: cat, stack. Each op is
-// one definition (ops/library.hpp) that the typed API (`torchtpu::cat(std::vector<Tensor<T>>)`),
-// the run-time API (`torchtpu::cat(std::vector<AnyTensor>)`), the eager PJRT devices and model
-// graphs (`aten::cat`) all call. Tests: tests/ops/test_shape.cpp (cpu, every dtype),
-// tests/device_ops/test_device_library.cpp (PJRT devices), tests/jit (models).
+// torchtpu/ops/shape.hpp — operator library, shape family: cat, stack, roll, tril, triu, repeat
+// (and tile), flip, diag. Each op is one definition (ops/library.hpp) that the typed API
+// (`torchtpu::cat(std::vector<Tensor<T>>)`), the run-time API
+// (`torchtpu::cat(std::vector<AnyTensor>)`), the eager PJRT devices and model graphs
+// (`aten::cat`) all call. Tests: tests/ops/test_shape.cpp (cpu, every dtype),
+// tests/device_ops/test_device_library.cpp (PJRT devices), tests/jit (models). Index and mask
+// ops (gather, scatter, ...) are in ops/indexing.hpp, pad in ops/pad.hpp.
 #pragma once
+#include <algorithm>    // std::min, std::max, std::copy
 #include <cstdint>      // int64_t
 #include <initializer_list>  // std::initializer_list
 #include <span>         // std::span
@@ -15,6 +18,28 @@
 
 namespace torchtpu {
 namespace ops {
+
+namespace detail {
+
+/// An int list argument as `Dims` (at most `max_rank` values). **Errors:** ValueError naming
+/// `op` and the argument when the list is longer.
+inline Dims to_dims(const std::vector<int64_t>& v, std::string_view op, std::string_view what) {
+  if (v.size() > static_cast<size_t>(max_rank))
+    throw ValueError(std::string(op) + ": at most " + std::to_string(max_rank) + " values in '" + std::string(what) +
+                     "', got " + std::to_string(v.size()));
+  return Dims(v.begin(), v.end());
+}
+
+/// `x` mod `n` in [0, n) (n > 0).
+constexpr int64_t mod(int64_t x, int64_t n) {
+  const int64_t r = x % n;
+  return r < 0 ? r + n : r;
+}
+
+/// A StableHLO int list from `Dims`.
+inline std::vector<int64_t> vec(const Dims& d) { return std::vector<int64_t>(d.begin(), d.end()); }
+
+}  // namespace detail
 
 /// Concatenation along `dim` (torch.cat).
 ///
@@ -152,6 +177,369 @@ struct StackOp {
   }
 };
 
+/// Elements shifted cyclically along dims (torch.roll): `out[(i + shift) mod n] = self[i]`.
+///
+/// **Shapes:** `self: [...]` → the same shape. With `dims` empty, `self` is rolled as if
+/// flattened (one shift) and keeps its shape; otherwise `shifts[k]` rolls along `dims[k]`
+/// (a dim may repeat: the shifts add up).
+/// **Dtypes:** all eight; the result has `self`'s.
+/// **Errors:** ValueError when `shifts` and `dims` do not align (naming both lengths);
+/// IndexError for a dim out of range or any dim of a 0-dim tensor.
+/// **Source:** torch.roll (aten/src/ATen/native/TensorTransformations.cpp). **Lowering:** a
+/// slice of each side and stablehlo.concatenate per dim (reshaped to 1-D for the flat form).
+struct RollOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "roll", aten = "aten::roll";
+  static constexpr std::string_view schema = "aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments.
+  struct Args {
+    Dims shifts;  ///< shift per entry of `dims` (one shift for the flat form)
+    Dims dims;    ///< dims to roll along; empty: the flattened tensor
+  };
+  /// Arguments from a model node or a run-time call.
+  static Args args(const ArgReader& r) {
+    return Args{detail::to_dims(r.to_ints("shifts"), aten, "shifts"), detail::to_dims(r.to_ints("dims"), aten, "dims")};
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    const TensorMeta& x = in[0];
+    if (a.shifts.size() != a.dims.size() && !(a.dims.empty() && a.shifts.size() == 1))
+      throw ValueError("aten::roll: shifts and dimensions must align (shifts " + to_string(a.shifts) + ", dims " +
+                       to_string(a.dims) + "; operands " + describe(in) + ")");
+    for (int64_t d : a.dims) {
+      if (x.dim() == 0)
+        throw IndexError("aten::roll: dimension " + std::to_string(d) + " specified but the tensor has no dimensions");
+      (void)wrap_dim(d, x.dim(), aten);
+    }
+    return TensorMeta{x.dtype, x.sizes, Device{}, true};
+  }
+  /// CPU kernel: two copies per rolled dim (one pass over contiguous memory for the flat form).
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    const int64_t n = out.numel();
+    if (n == 0) return;
+    if (a.dims.empty()) {
+      const Tensor<T> src = in[0].contiguous();
+      const int64_t s = detail::mod(a.shifts[0], n);
+      std::copy(src.data_ptr(), src.data_ptr() + (n - s), out.data_ptr() + s);
+      std::copy(src.data_ptr() + (n - s), src.data_ptr() + n, out.data_ptr());
+      return;
+    }
+    Tensor<T> cur = in[0];
+    for (int k = 0; k < a.dims.size(); ++k) {
+      const int d = wrap_dim(a.dims[k], out.dim(), aten);
+      const int64_t size = out.size(d), s = detail::mod(a.shifts[k], size);
+      if (s == 0) continue;
+      Tensor<T> next = Tensor<T>::empty(out.sizes());
+      next.narrow(d, s, size - s).copy_(cur.narrow(d, 0, size - s));
+      next.narrow(d, 0, s).copy_(cur.narrow(d, size - s, s));
+      cur = next;
+    }
+    out.copy_(cur);
+  }
+  /// StableHLO: per dim, the last `s` elements then the first `size - s` (stablehlo.concatenate).
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    V x = in[0];
+    if (numel(out) == 0) return x;
+    auto roll1 = [&b](const V& v, int d, int64_t shift) {
+      const int64_t size = v.dims[static_cast<size_t>(d)], s = detail::mod(shift, size);
+      if (s == 0) return v;
+      std::vector<int64_t> lo(v.dims.size(), 0), hi = v.dims;
+      std::vector<int64_t> mid_lo = lo, mid_hi = hi;
+      lo[static_cast<size_t>(d)] = size - s;
+      mid_hi[static_cast<size_t>(d)] = size - s;
+      return b.concatenate({b.slice(v, lo, hi), b.slice(v, mid_lo, mid_hi)}, d);
+    };
+    if (a.dims.empty()) return b.reshape(roll1(b.reshape(x, {numel(out)}), 0, a.shifts[0]), detail::vec(out));
+    for (int k = 0; k < a.dims.size(); ++k) x = roll1(x, wrap_dim(a.dims[k], out.size(), aten), a.shifts[k]);
+    return x;
+  }
+};
+
+/// The lower (tril) or upper (triu) triangle of the last two dims; the other elements are 0.
+///
+/// **Shapes:** `self: [..., m, n]` → the same shape; batched over the leading dims.
+/// `diagonal = k` keeps `j - i <= k` (tril) or `j - i >= k` (triu): 0 the main diagonal,
+/// positive above it, negative below.
+/// **Dtypes:** all eight (bool: false outside the triangle).
+/// **Errors:** ShapeError for fewer than 2 dims (naming the op and the operand).
+/// **Source:** torch.tril, torch.triu. **Lowering:** two stablehlo.iota, compare, select.
+template <bool Upper>
+struct TriangleOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = Upper ? "triu" : "tril", aten = Upper ? "aten::triu" : "aten::tril";
+  static constexpr std::string_view schema = Upper ? "aten::triu(Tensor self, int diagonal=0) -> Tensor"
+                                                   : "aten::tril(Tensor self, int diagonal=0) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments.
+  struct Args {
+    int64_t diagonal = 0;  ///< which diagonal bounds the triangle (0: the main one)
+  };
+  /// Arguments from a model node or a run-time call.
+  static Args args(const ArgReader& r) { return Args{r.to_int("diagonal")}; }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args&) {
+    if (in[0].dim() < 2)
+      throw ShapeError(std::string(aten) + ": input tensor must have at least 2 dimensions (operands " + describe(in) + ")");
+    return TensorMeta{in[0].dtype, in[0].sizes, Device{}, true};
+  }
+  /// `diagonal` clamped to where it still changes anything (no overflow in `i + k`).
+  static int64_t clamped(int64_t k, int64_t m, int64_t n) { return std::clamp<int64_t>(k, -m - 1, n + 1); }
+  /// CPU kernel: a copy, then the other triangle of each matrix zeroed row by row.
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    if (out.numel() == 0) return;
+    out.copy_(in[0]);
+    const int64_t m = out.size(-2), n = out.size(-1), k = clamped(a.diagonal, m, n);
+    const int64_t batch = out.numel() / (m * n);
+    T* p = out.data_ptr();
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < m; ++i) {
+        T* row = p + (b * m + i) * n;
+        const int64_t lo = Upper ? 0 : std::clamp<int64_t>(i + k + 1, 0, n);
+        const int64_t hi = Upper ? std::clamp<int64_t>(i + k, 0, n) : n;
+        for (int64_t j = lo; j < hi; ++j) row[j] = convert<T>(0);
+      }
+  }
+  /// StableHLO: `select(col - row <= k, x, 0)` (>= for triu), the mask broadcast over the batch.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    const V& x = in[0];
+    const int r = out.size();
+    const int64_t m = out[r - 2], n = out[r - 1];
+    const V row = b.iota(ScalarType::Int64, {m, n}, 0), col = b.iota(ScalarType::Int64, {m, n}, 1);
+    const V k = b.constant_int(clamped(a.diagonal, m, n), ScalarType::Int64, {m, n});
+    const V mask = b.compare(Upper ? "GE" : "LE", b.subtract(col, row), k);
+    const V full = b.broadcast_in_dim(mask, detail::vec(out), {r - 2, r - 1});
+    return b.select(full, x, b.constant_int(0, x.dtype, detail::vec(out)));
+  }
+};
+/// torch.tril.
+using TrilOp = TriangleOp<false>;
+/// torch.triu.
+using TriuOp = TriangleOp<true>;
+
+/// `self` repeated along each dim (torch.Tensor.repeat; numpy.tile with the count given for
+/// every dim).
+///
+/// **Shapes:** `self: [s_1, ..., s_r]`, `repeats: [q_1, ..., q_p]` with `p >= r` → `[q_1 ·
+/// t_1, ..., q_p · t_p]` where `t` is `self`'s shape with `p - r` leading 1s. A count of 0
+/// gives a size-0 dim.
+/// **Dtypes:** all eight.
+/// **Errors:** ShapeError for fewer counts than dims; ValueError for a negative count (naming
+/// the op, the counts and the operand).
+/// **Source:** torch.Tensor.repeat (aten/src/ATen/native/TensorShape.cpp). **Lowering:** per
+/// dim, stablehlo.broadcast_in_dim onto a new axis and a reshape that merges it.
+struct RepeatOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "repeat", aten = "aten::repeat";
+  static constexpr std::string_view schema = "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments.
+  struct Args {
+    Dims repeats;  ///< the count per dim of the result
+  };
+  /// Arguments from a model node or a run-time call.
+  static Args args(const ArgReader& r) { return Args{detail::to_dims(r.to_ints("repeats"), aten, "repeats")}; }
+  /// `self`'s shape with leading 1s up to the rank of `repeats`.
+  static Dims padded(const Dims& s, int rank) {
+    Dims p = Dims::filled(rank, 1);
+    for (int i = 0; i < s.size(); ++i) p[rank - s.size() + i] = s[i];
+    return p;
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    const TensorMeta& x = in[0];
+    if (a.repeats.size() < x.dim())
+      throw ShapeError("aten::repeat: the number of repeats " + to_string(a.repeats) +
+                       " can not be smaller than the number of dimensions of the tensor (operands " + describe(in) + ")");
+    Dims out = padded(x.sizes, a.repeats.size());
+    for (int i = 0; i < out.size(); ++i) {
+      if (a.repeats[i] < 0)
+        throw ValueError("aten::repeat: negative repeat count in " + to_string(a.repeats) + " (operands " + describe(in) + ")");
+      out[i] *= a.repeats[i];
+    }
+    (void)numel(out);  // throws ShapeError when the count overflows
+    return TensorMeta{x.dtype, out, Device{}, true};
+  }
+  /// CPU kernel: `self` copied into the first block, then each dim's block copied `q - 1` times.
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    if (out.numel() == 0) return;
+    const int r = out.dim();
+    const Dims t = padded(in[0].sizes(), r);
+    Tensor<T> block = out;
+    for (int d = 0; d < r; ++d) block = block.narrow(d, 0, t[d]);
+    block.copy_(in[0].reshape(t));
+    for (int d = 0; d < r; ++d) {
+      Tensor<T> first = out;  // dims before d: already repeated; d and after: the first block
+      for (int e = d + 1; e < r; ++e) first = first.narrow(e, 0, t[e]);
+      for (int64_t j = 1; j < a.repeats[d]; ++j) first.narrow(d, j * t[d], t[d]).copy_(first.narrow(d, 0, t[d]));
+    }
+  }
+  /// StableHLO: each dim `d` as `[..., q, t_d, ...]` (broadcast) reshaped to `[..., q·t_d, ...]`.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    V x = b.reshape(in[0], detail::vec(padded(Dims(std::span<const int64_t>(in[0].dims)), out.size())));
+    for (int d = 0; d < out.size(); ++d) {
+      const int64_t q = a.repeats[d];
+      if (q == 1) continue;
+      std::vector<int64_t> wide = x.dims, bdims;
+      wide.insert(wide.begin() + d, q);
+      for (int e = 0; e < static_cast<int>(x.dims.size()); ++e) bdims.push_back(e < d ? e : e + 1);
+      std::vector<int64_t> merged = x.dims;
+      merged[static_cast<size_t>(d)] *= q;
+      x = b.reshape(b.broadcast_in_dim(x, wide, bdims), merged);
+    }
+    return x;
+  }
+};
+
+/// A new tensor with the elements in reverse order along each of `dims` (torch.flip; the
+/// `Tensor::flip` method is the view form).
+///
+/// **Shapes:** `self: [...]` → the same shape. **Dtypes:** all eight.
+/// **Errors:** IndexError for a dim out of range; ShapeError for a repeated dim (naming the op,
+/// the dims and the operand).
+/// **Source:** torch.flip. **Lowering:** stablehlo.reverse.
+struct FlipOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "flip", aten = "aten::flip";
+  static constexpr std::string_view schema = "aten::flip(Tensor self, int[] dims) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments.
+  struct Args {
+    Dims dims;  ///< the dims to reverse
+  };
+  /// Arguments from a model node or a run-time call.
+  static Args args(const ArgReader& r) { return Args{detail::to_dims(r.to_ints("dims"), aten, "dims")}; }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    bool seen[max_rank] = {};
+    for (int64_t d0 : a.dims) {
+      const int d = wrap_dim(d0, in[0].dim(), aten);
+      if (in[0].dim() == 0) continue;
+      if (seen[d])
+        throw ShapeError("aten::flip: dim " + std::to_string(d) + " appears multiple times in the list of dims " +
+                         to_string(a.dims) + " (operands " + describe(in) + ")");
+      seen[d] = true;
+    }
+    return TensorMeta{in[0].dtype, in[0].sizes, Device{}, true};
+  }
+  /// CPU kernel: a copy of the flipped view.
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    out.copy_(in[0].flip(a.dims));
+  }
+  /// StableHLO: one stablehlo.reverse over the dims of size > 1.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    std::vector<int64_t> dims;
+    for (int64_t d0 : a.dims) {
+      if (out.size() == 0) break;
+      const int d = wrap_dim(d0, out.size(), aten);
+      if (out[d] > 1) dims.push_back(d);
+    }
+    return dims.empty() ? in[0] : b.reverse(in[0], dims);
+  }
+};
+
+/// A diagonal matrix from a vector, or a diagonal of a matrix as a vector (torch.diag).
+///
+/// **Shapes:** `self: [n]` → `[n + |k|, n + |k|]` with `self` on diagonal `k` (0 the main one,
+/// positive above) and 0 elsewhere; `self: [m, n]` → `[L]`, the elements `(i, i + k)` (k ≥ 0)
+/// or `(i - k, i)` (k < 0), `L = max(0, min(m, n - k))` resp. `max(0, min(m + k, n))`
+/// (torch 1.13 fails on a diagonal wholly outside; torch 2 returns `[0]`, as here).
+/// **Dtypes:** all eight.
+/// **Errors:** ShapeError for another rank (naming the op and the operand).
+/// **Source:** torch.diag. **Lowering:** 1-D: stablehlo.pad with interior padding, reshaped;
+/// 2-D: a strided stablehlo.slice of the flattened matrix.
+struct DiagOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "diag", aten = "aten::diag";
+  static constexpr std::string_view schema = "aten::diag(Tensor self, int diagonal=0) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments.
+  struct Args {
+    int64_t diagonal = 0;  ///< which diagonal (0: main, > 0 above, < 0 below)
+  };
+  /// Arguments from a model node or a run-time call.
+  static Args args(const ArgReader& r) { return Args{r.to_int("diagonal")}; }
+  /// The length of diagonal `k` of an `m x n` matrix.
+  static int64_t length(int64_t m, int64_t n, int64_t k) {
+    return k >= 0 ? std::max<int64_t>(0, std::min(m, n - std::min(k, n))) : std::max<int64_t>(0, std::min(m + std::max(k, -m), n));
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    const TensorMeta& x = in[0];
+    if (x.dim() == 1) {
+      const int64_t n = x.sizes[0];
+      if (a.diagonal > (int64_t{1} << 31) || a.diagonal < -(int64_t{1} << 31))
+        throw ShapeError("aten::diag: diagonal " + std::to_string(a.diagonal) + " makes the result too large (operands " +
+                         describe(in) + ")");
+      const int64_t m = n + (a.diagonal < 0 ? -a.diagonal : a.diagonal);
+      const Dims out{m, m};
+      (void)numel(out);
+      return TensorMeta{x.dtype, out, Device{}, true};
+    }
+    if (x.dim() == 2) return TensorMeta{x.dtype, Dims{length(x.sizes[0], x.sizes[1], a.diagonal)}, Device{}, true};
+    throw ShapeError("aten::diag: matrix or a vector expected (operands " + describe(in) + ")");
+  }
+  /// CPU kernel: element by element along the diagonal (zeros first for the 1-D form).
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    const Tensor<T>& x = in[0];
+    const int64_t k = a.diagonal;
+    if (x.dim() == 1) {
+      T* p = out.data_ptr();
+      const int64_t m = out.size(0), n = x.size(0), s = x.stride(0);
+      for (int64_t i = 0; i < m * m; ++i) p[i] = convert<T>(0);
+      const int64_t r0 = k >= 0 ? 0 : -k, c0 = k >= 0 ? k : 0;
+      for (int64_t i = 0; i < n; ++i) p[(r0 + i) * m + c0 + i] = x.data_ptr()[i * s];
+      return;
+    }
+    const int64_t len = out.size(0);
+    const int64_t r0 = k >= 0 ? 0 : -k, c0 = k >= 0 ? k : 0;
+    for (int64_t i = 0; i < len; ++i) out.data_ptr()[i] = x.data_ptr()[(r0 + i) * x.stride(0) + (c0 + i) * x.stride(1)];
+  }
+  /// StableHLO: see the struct's docstring.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    const V& x = in[0];
+    const int64_t k = a.diagonal;
+    if (x.dims.size() == 1) {
+      const int64_t n = x.dims[0], m = out[0];
+      if (n == 0) return b.constant_int(0, x.dtype, {m, m});
+      const int64_t low = k >= 0 ? k : -k * m;       // flat position of the first element
+      const int64_t high = m * m - (low + n + (n - 1) * m);
+      const V flat = b.pad(x, b.constant_int(0, x.dtype), {low}, {high}, {m});
+      return b.reshape(flat, {m, m});
+    }
+    const int64_t rows = x.dims[0], cols = x.dims[1], len = out[0];
+    if (len == 0) return b.constant_int(0, x.dtype, {0});
+    const int64_t start = k >= 0 ? k : -k * cols;
+    const V flat = b.reshape(x, {rows * cols});
+    return b.slice(flat, {start}, {start + (len - 1) * (cols + 1) + 1}, {cols + 1});
+  }
+};
+
 }  // namespace ops
 
 /// Concatenates `tensors` along `dim` (torch.cat); see ops::CatOp for shapes, dtypes and errors.
@@ -188,5 +576,88 @@ template <std::same_as<AnyTensor> A>
 A stack(const std::vector<A>& tensors, int64_t dim = 0) {
   return ops::call<ops::StackOp>(std::span<const AnyTensor>(tensors), {dim});
 }
+
+namespace ops::detail {
+/// `Op` on the one operand `x` (typed: the result has `x`'s element type).
+template <class Op, element T, int Rank>
+Tensor<T> call1(const Tensor<T, Rank>& x, const typename Op::Args& a) {
+  const Tensor<T> t(x);
+  return call_typed<Op, T>(std::span<const Tensor<T>>(&t, 1), a);
+}
+/// `Op` on the one run-time typed operand `x`.
+template <class Op>
+AnyTensor call1(const AnyTensor& x, const typename Op::Args& a) {
+  return call<Op>(std::span<const AnyTensor>(&x, 1), a);
+}
+}  // namespace ops::detail
+
+/// `x` rolled by `shifts[k]` along `dims[k]`, or flattened and rolled by `shifts[0]` when
+/// `dims` is empty (torch.roll); see ops::RollOp. **Example:** `roll(x, {1, -1}, {0, 1})`.
+template <element T, int Rank>
+Tensor<T> roll(const Tensor<T, Rank>& x, const Dims& shifts, const Dims& dims = {}) {
+  return ops::detail::call1<ops::RollOp>(x, {shifts, dims});
+}
+/// `roll` of the flattened `x` by `shift` (shape kept).
+template <element T, int Rank>
+Tensor<T> roll(const Tensor<T, Rank>& x, int64_t shift) { return roll(x, Dims{shift}); }
+/// `roll` along one dim.
+template <element T, int Rank>
+Tensor<T> roll(const Tensor<T, Rank>& x, int64_t shift, int64_t dim) { return roll(x, Dims{shift}, Dims{dim}); }
+/// Run-time typed `roll`.
+template <std::same_as<AnyTensor> A>
+A roll(const A& x, const Dims& shifts, const Dims& dims = {}) {
+  return ops::detail::call1<ops::RollOp>(x, {shifts, dims});
+}
+
+/// The lower triangle of the last two dims of `x`, diagonal `diagonal` included (torch.tril);
+/// see ops::TriangleOp.
+template <element T, int Rank>
+Tensor<T> tril(const Tensor<T, Rank>& x, int64_t diagonal = 0) { return ops::detail::call1<ops::TrilOp>(x, {diagonal}); }
+/// Run-time typed `tril`.
+template <std::same_as<AnyTensor> A>
+A tril(const A& x, int64_t diagonal = 0) { return ops::detail::call1<ops::TrilOp>(x, {diagonal}); }
+/// The upper triangle of the last two dims of `x` (torch.triu); see ops::TriangleOp.
+template <element T, int Rank>
+Tensor<T> triu(const Tensor<T, Rank>& x, int64_t diagonal = 0) { return ops::detail::call1<ops::TriuOp>(x, {diagonal}); }
+/// Run-time typed `triu`.
+template <std::same_as<AnyTensor> A>
+A triu(const A& x, int64_t diagonal = 0) { return ops::detail::call1<ops::TriuOp>(x, {diagonal}); }
+
+/// `x` repeated `repeats[i]` times along dim `i` (torch.Tensor.repeat); see ops::RepeatOp.
+/// **Example:** `repeat(x, {2, 1})`.
+template <element T, int Rank>
+Tensor<T> repeat(const Tensor<T, Rank>& x, const Dims& repeats) { return ops::detail::call1<ops::RepeatOp>(x, {repeats}); }
+/// Run-time typed `repeat`.
+template <std::same_as<AnyTensor> A>
+A repeat(const A& x, const Dims& repeats) { return ops::detail::call1<ops::RepeatOp>(x, {repeats}); }
+
+/// numpy-style tiling (torch.tile): `repeat` after 1s are prepended to `reps` up to `x`'s rank.
+/// Not a library op of its own: a function over ops::RepeatOp (torch.tile forwards to repeat
+/// the same way). **Errors:** as ops::RepeatOp; ValueError for more than 8 counts.
+template <element T, int Rank>
+Tensor<T> tile(const Tensor<T, Rank>& x, const Dims& reps) {
+  return repeat(x, ops::RepeatOp::padded(reps, std::max(reps.size(), x.dim())));
+}
+/// Run-time typed `tile`.
+template <std::same_as<AnyTensor> A>
+A tile(const A& x, const Dims& reps) {
+  return repeat(x, ops::RepeatOp::padded(reps, std::max(reps.size(), x.dim())));
+}
+
+/// A new tensor: `x` reversed along each of `dims` (torch.flip); see ops::FlipOp. (The
+/// `x.flip(dims)` method returns a view instead.)
+template <element T, int Rank>
+Tensor<T> flip(const Tensor<T, Rank>& x, const Dims& dims) { return ops::detail::call1<ops::FlipOp>(x, {dims}); }
+/// Run-time typed `flip`.
+template <std::same_as<AnyTensor> A>
+A flip(const A& x, const Dims& dims) { return ops::detail::call1<ops::FlipOp>(x, {dims}); }
+
+/// The diagonal matrix of vector `x`, or diagonal `diagonal` of matrix `x` (torch.diag); see
+/// ops::DiagOp.
+template <element T, int Rank>
+Tensor<T> diag(const Tensor<T, Rank>& x, int64_t diagonal = 0) { return ops::detail::call1<ops::DiagOp>(x, {diagonal}); }
+/// Run-time typed `diag`.
+template <std::same_as<AnyTensor> A>
+A diag(const A& x, int64_t diagonal = 0) { return ops::detail::call1<ops::DiagOp>(x, {diagonal}); }
 
 }  // namespace torchtpu

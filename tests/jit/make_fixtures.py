@@ -74,6 +74,21 @@ class SoftmaxF64(torch.nn.Module):
         return torch.softmax(x * 3.0, -1, dtype=torch.float64).float()
 
 
+class IntIds(torch.nn.Module):
+    """int64 ids, a bool mask and an int64 buffer: values of three dtypes through cat, stack,
+    reshape and aten::to (model graphs carry every dtype, issue 13 step 2)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("offs", torch.tensor([[1, 2, 3], [4, 5, 6]], dtype=torch.int64))
+        self.lin = torch.nn.Linear(12, 3)
+
+    def forward(self, ids, mask):
+        x = torch.cat([ids, self.offs], 1)                    # [2, 6] int64
+        x = torch.stack([x, x.transpose(0, 1).transpose(0, 1) * 1], 2).reshape(2, 12)
+        f = x.to(torch.float32) * mask.to(torch.float32)      # [2, 12] float32
+        return self.lin(f)
+
+
 def save_io(name, model, x):
     np.save(os.path.join(out, name + ".input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(out, name + ".output.npy"), model(x).detach().numpy().astype(np.float32))
@@ -100,6 +115,15 @@ with torch.no_grad():
 
     s = SoftmaxF64().eval()
     torch.jit.freeze(torch.jit.trace(s, x)).save(os.path.join(out, "softmax_f64.pt"))
+
+    ids = torch.tensor([[7, -3, 2], [0, 11, 5]], dtype=torch.int64)
+    mask = torch.tensor([[1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1], [0, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1]], dtype=torch.bool)
+    torch.manual_seed(13)
+    ii = IntIds().eval()
+    torch.jit.freeze(torch.jit.trace(ii, (ids, mask))).save(os.path.join(out, "int_ids.pt"))
+    np.save(os.path.join(out, "int_ids.ids.npy"), ids.numpy())
+    np.save(os.path.join(out, "int_ids.mask.npy"), mask.numpy())
+    np.save(os.path.join(out, "int_ids.output.npy"), ii(ids, mask).numpy().astype(np.float32))
 
 torch.save(g.state_dict(), os.path.join(out, "state_dict.pt"))
 torch.save(g, os.path.join(out, "pickled_module.pt"))

@@ -55,6 +55,40 @@ std::string load_error(const std::string& path) {
 
 }  // namespace
 
+TEST_CASE("jit semantics: int64 ids, a bool mask and an int64 constant flow through the graph", "[jit]") {
+  // tests/jit/make_fixtures.py's IntIds: cat / stack / transpose / reshape / mul on int64, aten::to
+  // float32 of int64 and bool, then linear; torch's output stored by the same script.
+  const auto m = torchtpu::jit::load(fx + "/int_ids.pt");
+  auto any_npy = [](const std::string& path) {
+    const torchtpu::NpyArray a = torchtpu::read_npy(path);
+    const torchtpu::Dims s(a.shape.begin(), a.shape.end());
+    return torchtpu::AnyTensor::dispatch(a.dtype, [&]<class T>(std::type_identity<T>) {
+      return torchtpu::AnyTensor(torchtpu::from_data(a.values<T>().data(), s));
+    });
+  };
+  const torchtpu::AnyTensor ids = any_npy(fx + "/int_ids.ids.npy"), mask = any_npy(fx + "/int_ids.mask.npy");
+  REQUIRE(ids.dtype() == torchtpu::ScalarType::Int64);
+  REQUIRE(mask.dtype() == torchtpu::ScalarType::Bool);
+  const FloatTensor want = npy_tensor(fx + "/int_ids.output.npy");
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+    const auto out = m.forward(std::vector<torchtpu::jit::Value>{ids, mask}, mode);
+    REQUIRE(out.size() == 1);
+    CHECK(max_abs(out[0].tensor("output"), want) < 1e-5);
+  }
+  // an op that computes in float32 only says so, naming itself and the dtype
+  torchtpu::jit::Graph g;
+  const int x = g.add_input("x");
+  const int y = g.add_node("aten::relu", {x}, 1, "test")[0];
+  g.set_outputs({y});
+  g.finalize();
+  try {
+    (void)g.run({torchtpu::jit::Value(ids)}, Mode::Strict);
+    FAIL("no error");
+  } catch (const torchtpu::Error& e) {
+    CHECK_THAT(e.what(), Contains("aten::relu") && Contains("int64"));
+  }
+}
+
 TEST_CASE("jit semantics: gelu approximate='tanh' matches torch on the cpu (every mode) and the TPU emulator",
           "[jit][pjrt]") {
   const auto m = torchtpu::jit::load(fx + "/gelu_tanh.pt");

@@ -120,6 +120,92 @@ FloatTensor tensor_binary(Bin op, const X& x, const Y& y, float alpha, const std
   throw ValueError("unknown binary op");
 }
 
+/// torch's result dtype of a binary op on graph values, at least one a tensor
+/// (c10::promoteTypes for two tensors; a Python number promotes a tensor only to a higher
+/// category: an int tensor with a float number gives float32, a bool tensor with an int
+/// number int64). True division of integers gives float32.
+inline ScalarType binary_result_type(Bin op, const Value& a, const Value& b, const std::string& mode) {
+  auto category = [](ScalarType t) { return t == ScalarType::Bool ? 0 : is_floating(t) ? 2 : 1; };
+  auto number_type = [](const Value& v) {
+    return v.is_double() ? ScalarType::Float : v.is_bool() ? ScalarType::Bool : ScalarType::Int64;
+  };
+  ScalarType r;
+  if (a.is_tensor() && b.is_tensor()) {
+    r = promote_types(a.any().dtype(), b.any().dtype());
+  } else {
+    const ScalarType t = (a.is_tensor() ? a : b).any().dtype(), n = number_type(a.is_tensor() ? b : a);
+    r = category(n) > category(t) ? n : t;
+  }
+  if (op == Bin::Div && mode.empty() && !is_floating(r)) r = ScalarType::Float;
+  return r;
+}
+
+/// `v` (a tensor or a number) as a tensor of `dtype` (a number becomes a 0-dim tensor).
+inline AnyTensor operand_as(const Value& v, ScalarType dtype, const char* name) {
+  if (v.is_tensor()) return ops::detail::to_dtype(v.any(name), dtype);
+  if (!v.is_scalar()) throw TypeError(std::string(name) + ": unsupported operand kind " + Value::kind_name(v.kind()));
+  return AnyTensor::dispatch(dtype, [&]<class U>(std::type_identity<U>) {
+    Tensor<U> t = Tensor<U>::empty(Dims{});
+    if constexpr (std::is_integral_v<U>) t.data_ptr()[0] = v.is_double() ? U(v.to_double()) : U(v.to_int());
+    else t.data_ptr()[0] = U(v.to_double());
+    return AnyTensor(t);
+  });
+}
+
+/// A binary node whose result is not float32 (integer arithmetic on ids and shapes, float64,
+/// float16, bfloat16), computed in the result dtype. **Errors:** TypeError for an in-place
+/// form or a fused activation (both float32 only so far).
+inline void binary_any(OpContext& ctx, Bin op, const char* name, const Value& a, const Value& b, double alpha,
+                       const std::string& mode, ScalarType r, bool in_place) {
+  if (in_place || ctx.epilogue.active())
+    throw TypeError(std::string(name) + ": in-place forms and fused activations compute in float32 only so far (" +
+                    std::string(dtype_name(r)) + " result)");
+  const AnyTensor x = operand_as(a, r, name), y = operand_as(b, r, name);
+  ctx.out[0] = Value(AnyTensor::dispatch(r, [&]<class U>(std::type_identity<U>) -> AnyTensor {
+    const Tensor<U>& tx = x.get<U>();
+    Tensor<U> ty = y.get<U>();
+    if (alpha != 1.0 && (op == Bin::Add || op == Bin::Sub)) ty = Tensor<U>(torchtpu::mul(ty, Tensor<U>(operand_as(Value(alpha), r, name).get<U>())));
+    if constexpr (std::is_same_v<U, bool>) {
+      switch (op) {
+        case Bin::Add: return Tensor<bool>(torchtpu::add(tx, ty));
+        case Bin::Mul: return Tensor<bool>(torchtpu::mul(tx, ty));
+        default: throw TypeError(std::string(name) + ": not defined for bool tensors");
+      }
+    } else {
+      switch (op) {
+        case Bin::Add: return Tensor<U>(torchtpu::add(tx, ty));
+        case Bin::Sub: return Tensor<U>(torchtpu::sub(tx, ty));
+        case Bin::Mul: return Tensor<U>(torchtpu::mul(tx, ty));
+        case Bin::Div:
+          if (mode == "floor" || (mode.empty() && std::is_integral_v<U>)) return Tensor<U>(torchtpu::floor_divide(tx, ty));
+          if (mode == "trunc") {
+            if constexpr (std::is_integral_v<U>) {  // C++'s integer division truncates
+              const Dims shape = broadcast_shapes(tx.sizes(), ty.sizes(), name);
+              const Tensor<U> xe = tx.expand(shape).contiguous(), ye = ty.expand(shape).contiguous();
+              Tensor<U> q = Tensor<U>::empty(shape);
+              for (int64_t i = 0; i < q.numel(); ++i) {
+                const U xv = xe.data_ptr()[i], yv = ye.data_ptr()[i];
+                if (yv == U(0)) throw ValueError(std::string(name) + ": integer division by zero");
+                if constexpr (std::is_signed_v<U>) q.data_ptr()[i] = yv == U(-1) ? torchtpu::detail::wrap_neg(xv) : U(xv / yv);
+                else q.data_ptr()[i] = U(xv / yv);
+              }
+              return q;
+            } else {
+              Tensor<U> q = Tensor<U>(torchtpu::div(tx, ty)).contiguous();
+              for (int64_t i = 0; i < q.numel(); ++i) q.data_ptr()[i] = U(std::trunc(static_cast<double>(convert<double>(q.data_ptr()[i]))));
+              return q;
+            }
+          }
+          return Tensor<U>(torchtpu::div(tx, ty));
+        case Bin::FloorDiv: return Tensor<U>(torchtpu::floor_divide(tx, ty));
+        case Bin::Rem: return Tensor<U>(torchtpu::remainder(tx, ty));
+        case Bin::Pow: return Tensor<U>(torchtpu::pow(tx, ty));
+      }
+      throw ValueError("unknown binary op");
+    }
+  }));
+}
+
 /// A binary node: `a op (alpha · b)`; `reverse` swaps the operands (rsub); `in_place` writes
 /// into `a` (which must then be a tensor of the result's shape).
 inline void binary(OpContext& ctx, Bin op, const char* name, bool reverse, bool in_place, bool has_alpha,
@@ -143,6 +229,25 @@ inline void binary(OpContext& ctx, Bin op, const char* name, bool reverse, bool 
       throw TypeError(std::string(name) + ": the activation fused into it expects a Tensor, got " +
                       Value::kind_name(r.kind()));
     ctx.out[0] = r;
+    return;
+  }
+  const ScalarType rt = binary_result_type(op, a, b, mode);
+  if (rt != ScalarType::Float) {
+    binary_any(ctx, op, name, a, b, alpha, mode, rt, in_place);
+    return;
+  }
+  if ((a.is_tensor() && !a.any().is<float>()) || (b.is_tensor() && !b.any().is<float>())) {
+    // mixed operands with a float32 result (an int mask times a float32 tensor): promoted as torch
+    const Value pa = a.is_tensor() ? Value(ops::detail::to_dtype(a.any(), ScalarType::Float)) : a;
+    const Value pb = b.is_tensor() ? Value(ops::detail::to_dtype(b.any(), ScalarType::Float)) : b;
+    if (in_place && !a0.any().is<float>())
+      throw TypeError(std::string(name) + ": in-place result float32 cannot be written into a " +
+                      std::string(dtype_name(a0.any().dtype())) + " tensor");
+    const Value* args[] = {reverse ? &pb : &pa, reverse ? &pa : &pb};
+    std::vector<const Value*> in{args[0], args[1]};
+    for (size_t i = 2; i < ctx.in.size(); ++i) in.push_back(ctx.in[i]);
+    OpContext sub{in, ctx.out, ctx.epilogue};
+    binary(sub, op, name, reverse, in_place, has_alpha, has_mode);
     return;
   }
   const FloatTensor* dest = in_place ? &a0.tensor(name) : nullptr;
@@ -186,12 +291,20 @@ inline std::vector<int64_t> ints_or_empty(const Value& v, const char* what) {
   return v.is_none() ? std::vector<int64_t>{} : v.to_ints(what);
 }
 
+/// `f(t)` applied to the tensor `v` holds, whatever its dtype (`f` returns a Tensor of the same
+/// element type, e.g. a view): the dtype-generic structural ops.
+template <class F>
+Value on_any(const Value& v, const char* what, F&& f) {
+  return Value(v.any(what).visit([&](const auto& t) { return AnyTensor(f(t)); }));
+}
+
 /// `chunk`: `chunks` pieces of size ceil(n / chunks) along `dim` (the last may be smaller).
-inline std::vector<FloatTensor> chunk(const FloatTensor& x, int64_t chunks, int64_t dim) {
+template <class X>
+std::vector<AnyTensor> chunk(const X& x, int64_t chunks, int64_t dim) {
   if (chunks <= 0) throw ValueError("aten::chunk: chunks must be positive, got " + std::to_string(chunks));
   const int d = wrap_dim(dim, x.dim(), "aten::chunk");
   const int64_t n = x.size(d), step = n / chunks + (n % chunks != 0);  // ceil, no overflow
-  std::vector<FloatTensor> r;
+  std::vector<AnyTensor> r;
   for (int64_t s = 0; s < n || (n == 0 && r.empty()); s += step ? step : 1) {
     r.push_back(x.narrow(d, s, std::min(step, n - s)));
     if (step == 0) break;
@@ -199,10 +312,11 @@ inline std::vector<FloatTensor> chunk(const FloatTensor& x, int64_t chunks, int6
   return r;
 }
 
-inline std::vector<FloatTensor> split(const FloatTensor& x, const Value& size, int64_t dim) {
+template <class X>
+std::vector<AnyTensor> split(const X& x, const Value& size, int64_t dim) {
   const int d = wrap_dim(dim, x.dim(), "aten::split");
   const int64_t n = x.size(d);
-  std::vector<FloatTensor> r;
+  std::vector<AnyTensor> r;
   if (size.is_int()) {
     const int64_t step = size.to_int();
     if (step <= 0) throw ValueError("aten::split: split_size must be positive");
@@ -222,7 +336,7 @@ inline std::vector<FloatTensor> split(const FloatTensor& x, const Value& size, i
 inline void unpack(OpContext& ctx, const char* name) {
   const Value& v = ctx.arg(0, name);
   if (v.kind() == Value::Kind::TensorList) {
-    const auto& l = v.tensors();
+    const auto& l = v.anys(name);
     if (l.size() != ctx.out.size())
       throw ValueError(std::string(name) + ": list of " + std::to_string(l.size()) + " values unpacked into " +
                        std::to_string(ctx.out.size()));
@@ -261,6 +375,23 @@ inline std::string torch_dtype(int64_t code) {
                                       "complex32", "complex64", "complex128", "bool", "qint8", "quint8", "qint32",
                                       "bfloat16"};
   return code >= 0 && code < 16 ? std::string("torch.") + names[code] : "dtype code " + std::to_string(code);
+}
+
+/// The torchtpu dtype of torch's ScalarType code (c10/core/ScalarType.h numbering).
+/// **Errors:** TypeError naming `what` and the dtype for codes without a counterpart.
+inline ScalarType dtype_of_code(int64_t code, const char* what) {
+  switch (code) {
+    case 0: return ScalarType::UInt8;
+    case 3: return ScalarType::Int32;
+    case 4: return ScalarType::Int64;
+    case 5: return ScalarType::Half;
+    case 6: return ScalarType::Float;
+    case 7: return ScalarType::Double;
+    case 11: return ScalarType::Bool;
+    case 15: return ScalarType::BFloat16;
+    default: break;
+  }
+  throw TypeError(std::string(what) + ": " + torch_dtype(code) + " has no torchtpu counterpart");
 }
 
 /// "" when argument `i` (a `ScalarType? dtype`) is absent, None or float32 (what the runtime
@@ -352,8 +483,8 @@ inline void register_builtin_ops(Registry& r) {
       nums = nums && v->is_scalar();
     }
     if (tensors) {
-      std::vector<FloatTensor> l;
-      for (const Value* v : c.in) l.push_back(v->tensor());
+      std::vector<AnyTensor> l;
+      for (const Value* v : c.in) l.push_back(v->any());
       c.out[0] = Value(std::move(l));
     } else if (ints) {
       std::vector<int64_t> l;
@@ -368,8 +499,8 @@ inline void register_builtin_ops(Registry& r) {
     }
   });
   def("prim::TupleConstruct", [](OpContext& c) {
-    std::vector<FloatTensor> l;
-    for (const Value* v : c.in) l.push_back(v->tensor("prim::TupleConstruct (tuples of tensors only)"));
+    std::vector<AnyTensor> l;
+    for (const Value* v : c.in) l.push_back(v->any("prim::TupleConstruct (tuples of tensors only)"));
     c.out[0] = Value(std::move(l));
   });
   def("prim::ListUnpack", [](OpContext& c) { unpack(c, "prim::ListUnpack"); });
@@ -379,16 +510,16 @@ inline void register_builtin_ops(Registry& r) {
   def("aten::Float", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Float").to_double("aten::Float")); });
   def("aten::ScalarImplicit", [](OpContext& c) { c.out[0] = c.arg(0, "aten::ScalarImplicit"); });
   def("aten::size", [](OpContext& c) {
-    const FloatTensor& x = c.arg(0, "aten::size").tensor("aten::size");
+    const AnyTensor& x = c.arg(0, "aten::size").any("aten::size");
     if (c.in.size() > 1) {
-      c.out[0] = Value(x.size(c.in[1]->to_int("aten::size")));
+      c.out[0] = Value(x.sizes()[wrap_dim(c.in[1]->to_int("aten::size"), x.dim(), "aten::size")]);
     } else {
       std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
       c.out[0] = Value(std::move(s));
     }
   });
-  def("aten::numel", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::numel").tensor().numel()); });
-  def("aten::dim", [](OpContext& c) { c.out[0] = Value(int64_t(c.arg(0, "aten::dim").tensor().dim())); });
+  def("aten::numel", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::numel").any("aten::numel").numel()); });
+  def("aten::dim", [](OpContext& c) { c.out[0] = Value(int64_t(c.arg(0, "aten::dim").any("aten::dim").dim())); });
 
   // ---- matrix products, convolution, normalisation -------------------------------------
   def("aten::linear", [](OpContext& c) {
@@ -499,75 +630,122 @@ inline void register_builtin_ops(Registry& r) {
     c.out[0] = Value(FloatTensor(torchtpu::log_softmax(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n))));
   });
 
+  // ---- dtype conversion ------------------------------------------------------------------
+  // aten::to overloads in traced graphs: (self, dtype, non_blocking, copy, memory_format),
+  // (self, device, dtype, non_blocking, copy, memory_format), (self, other, non_blocking, copy,
+  // memory_format). A device other than the cpu is refused: graphs run where their inputs are.
+  def("aten::to", [](OpContext& c) {
+    const char* n = "aten::to";
+    const AnyTensor& x = c.arg(0, n).any(n);
+    const Value& a = c.arg(1, n);
+    ScalarType want = x.dtype();
+    size_t copy_at = 3;
+    if (a.is_tensor()) {
+      want = a.any().dtype();
+    } else if (a.is_int()) {
+      want = dtype_of_code(a.to_int(), n);
+    } else if (a.kind() == Value::Kind::String) {
+      if (a.str() != "cpu" && a.str().rfind("cpu:", 0) != 0)
+        throw ValueError(std::string(n) + ": moving to device '" + a.str() + "' inside a graph is not supported");
+      if (c.in.size() > 2 && c.in[2]->is_int()) want = dtype_of_code(c.in[2]->to_int(), n);
+      copy_at = 4;
+    } else if (!a.is_none()) {
+      throw TypeError(std::string(n) + ": unsupported argument of kind " + Value::kind_name(a.kind()));
+    }
+    const bool copy = c.in.size() > copy_at && c.in[copy_at]->is_bool() && c.in[copy_at]->to_bool();
+    AnyTensor r = ops::detail::to_dtype(x, want);
+    if (copy && r.storage() == x.storage()) r = r.visit([](const auto& t) { return AnyTensor(t.clone()); });
+    c.out[0] = Value(std::move(r));
+  });
+  def("aten::type_as", [](OpContext& c) {
+    const char* n = "aten::type_as";
+    c.out[0] = Value(ops::detail::to_dtype(c.arg(0, n).any(n), c.arg(1, n).any(n).dtype()));
+  });
+
   // ---- views and copies -------------------------------------------------------------------
   def("aten::flatten", [](OpContext& c) {
     const char* n = "aten::flatten";
-    c.out[0] = Value(c.arg(0, n).tensor(n).flatten(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+    const int64_t a = c.arg(1, n).to_int(n), b = c.arg(2, n).to_int(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.flatten(a, b); });
   });
   def("aten::reshape", [](OpContext& c) {
     const char* n = "aten::reshape";
-    c.out[0] = Value(c.arg(0, n).tensor(n).reshape(c.arg(1, n).to_dims(n)));
+    const Dims d = c.arg(1, n).to_dims(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.reshape(d); });
   });
   def("aten::view", [](OpContext& c) {
     const char* n = "aten::view";
-    c.out[0] = Value(c.arg(0, n).tensor(n).view(c.arg(1, n).to_dims(n)));
+    const Dims d = c.arg(1, n).to_dims(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.view(d); });
   });
   def("aten::transpose", [](OpContext& c) {
     const char* n = "aten::transpose";
-    c.out[0] = Value(c.arg(0, n).tensor(n).transpose(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+    const int64_t a = c.arg(1, n).to_int(n), b = c.arg(2, n).to_int(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.transpose(a, b); });
   });
   def("aten::swapaxes", [](OpContext& c) {
     const char* n = "aten::swapaxes";
-    c.out[0] = Value(c.arg(0, n).tensor(n).transpose(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+    const int64_t a = c.arg(1, n).to_int(n), b = c.arg(2, n).to_int(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.transpose(a, b); });
   });
-  def("aten::t", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::t").tensor("aten::t").t()); });
+  def("aten::t", [](OpContext& c) { c.out[0] = on_any(c.arg(0, "aten::t"), "aten::t", [](const auto& x) { return x.t(); }); });
   def("aten::permute", [](OpContext& c) {
     const char* n = "aten::permute";
-    c.out[0] = Value(c.arg(0, n).tensor(n).permute(c.arg(1, n).to_dims(n)));
+    const Dims d = c.arg(1, n).to_dims(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.permute(d); });
   });
   def("aten::contiguous", [](OpContext& c) {
-    c.out[0] = Value(c.arg(0, "aten::contiguous").tensor("aten::contiguous").contiguous());
+    c.out[0] = on_any(c.arg(0, "aten::contiguous"), "aten::contiguous", [](const auto& x) { return x.contiguous(); });
   });
-  def("aten::clone", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::clone").tensor("aten::clone").clone()); });
+  def("aten::clone", [](OpContext& c) {
+    c.out[0] = on_any(c.arg(0, "aten::clone"), "aten::clone", [](const auto& x) { return x.clone(); });
+  });
   def("aten::select", [](OpContext& c) {
     const char* n = "aten::select";
-    c.out[0] = Value(c.arg(0, n).tensor(n).select(c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+    const int64_t d = c.arg(1, n).to_int(n), i = c.arg(2, n).to_int(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.select(d, i); });
   });
   def("aten::slice", [](OpContext& c) {
     const char* n = "aten::slice";
-    const FloatTensor& x = c.arg(0, n).tensor(n);
+    const AnyTensor& x = c.arg(0, n).any(n);
     const int64_t dim = c.in.size() > 1 ? c.in[1]->to_int(n) : 0;
     const int64_t start = c.in.size() > 2 && !c.in[2]->is_none() ? c.in[2]->to_int(n) : 0;
     int64_t end = c.in.size() > 3 && !c.in[3]->is_none() ? c.in[3]->to_int(n) : INT64_MAX;
     const int64_t step = c.in.size() > 4 ? c.in[4]->to_int(n) : 1;
-    const int64_t sz = x.size(dim);
+    const int64_t sz = x.sizes()[wrap_dim(dim, x.dim(), n)];
     if (end > sz) end = sz;  // torch clamps INT64_MAX ends
-    c.out[0] = Value(x.slice(dim, start, end, step));
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& t) { return t.slice(dim, start, end, step); });
   });
   def("aten::unsqueeze", [](OpContext& c) {
     const char* n = "aten::unsqueeze";
-    c.out[0] = Value(c.arg(0, n).tensor(n).unsqueeze(c.arg(1, n).to_int(n)));
+    const int64_t d = c.arg(1, n).to_int(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.unsqueeze(d); });
   });
   def("aten::squeeze", [](OpContext& c) {
     const char* n = "aten::squeeze";
-    const FloatTensor& x = c.arg(0, n).tensor(n);
-    c.out[0] = Value(c.in.size() > 1 ? x.squeeze(c.in[1]->to_int(n)) : x.squeeze());
+    const bool one = c.in.size() > 1;
+    const int64_t d = one ? c.in[1]->to_int(n) : 0;
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return one ? x.squeeze(d) : x.squeeze(); });
   });
   def("aten::expand", [](OpContext& c) {
     const char* n = "aten::expand";
-    c.out[0] = Value(c.arg(0, n).tensor(n).expand(c.arg(1, n).to_dims(n)));
+    const Dims d = c.arg(1, n).to_dims(n);
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.expand(d); });
   });
   def("aten::expand_as", [](OpContext& c) {
     const char* n = "aten::expand_as";
-    c.out[0] = Value(c.arg(0, n).tensor(n).expand(c.arg(1, n).tensor(n).sizes()));
+    const Dims d = c.arg(1, n).any(n).sizes();
+    c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.expand(d); });
   });
   def("aten::chunk", [](OpContext& c) {
     const char* n = "aten::chunk";
-    c.out[0] = Value(chunk(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n), c.arg(2, n).to_int(n)));
+    const int64_t k = c.arg(1, n).to_int(n), d = c.arg(2, n).to_int(n);
+    c.out[0] = Value(c.arg(0, n).any(n).visit([&](const auto& x) { return chunk(x, k, d); }));
   });
   def("aten::split", [](OpContext& c) {
     const char* n = "aten::split";
-    c.out[0] = Value(split(c.arg(0, n).tensor(n), c.arg(1, n), c.in.size() > 2 ? c.in[2]->to_int(n) : 0));
+    const int64_t d = c.in.size() > 2 ? c.in[2]->to_int(n) : 0;
+    c.out[0] = Value(c.arg(0, n).any(n).visit([&](const auto& x) { return split(x, c.arg(1, n), d); }));
   });
   for (const char* id : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
                          "aten::detach"})

@@ -7,6 +7,7 @@
 #include <map>        // std::map
 #include <memory>     // std::shared_ptr
 #include <string>     // std::string
+#include <type_traits>  // std::is_floating_point_v
 #include <utility>    // std::move
 #include <vector>     // std::vector
 
@@ -235,16 +236,25 @@ class Graph {
       // Only the distinct elements: a broadcast (stride-0) dim repeats its first entry. Copying
       // the whole view could need more memory than exists (an expand to 2^40 elements is a
       // valid view) and made Debug throw where Fused and Strict run (fuzz_jit_graph).
-      FloatTensor d = v.tensor();
-      for (int i = 0; i < d.dim(); ++i)
-        if (d.stride(i) == 0 && d.size(i) > 1) d = d.narrow(i, 0, 1);
-      const FloatTensor t = d.contiguous();
-      for (int64_t i = 0; i < t.numel(); ++i)
-        if (!std::isfinite(t.data_ptr()[i])) {
-          std::fprintf(stderr, "torchtpu debug: %s at %s produced a non-finite value (shape %s)\n", n.kind.c_str(),
-                       n.location.c_str(), to_string(v.tensor().sizes()).c_str());
-          return;
+      const bool bad = v.any().visit([]<class T>(const Tensor<T>& x) {
+        if constexpr (!std::is_floating_point_v<T> && !std::is_same_v<T, half> && !std::is_same_v<T, bfloat16>) {
+          return false;  // integers and bool are always finite
+        } else {
+          if (!x.device().is_cpu()) return false;  // device values are checked by the device's debug mode
+          Tensor<T> d = x;
+          for (int i = 0; i < d.dim(); ++i)
+            if (d.stride(i) == 0 && d.size(i) > 1) d = d.narrow(i, 0, 1);
+          const Tensor<T> t = d.contiguous();
+          for (int64_t i = 0; i < t.numel(); ++i)
+            if (!std::isfinite(static_cast<double>(convert<double>(t.data_ptr()[i])))) return true;
+          return false;
         }
+      });
+      if (bad) {
+        std::fprintf(stderr, "torchtpu debug: %s at %s produced a non-finite value (shape %s)\n", n.kind.c_str(),
+                     n.location.c_str(), to_string(v.any().sizes()).c_str());
+        return;
+      }
     }
   }
 

@@ -23,22 +23,10 @@ inline ops::Arg to_arg(const Value& v) {
     case Value::Kind::String: return ops::Arg(v.str());
     case Value::Kind::IntList: return ops::Arg(v.to_ints());
     case Value::Kind::DoubleList: return ops::Arg(v.to_doubles());
-    case Value::Kind::Tensor: return ops::Arg(AnyTensor(v.tensor()));
-    case Value::Kind::TensorList: {
-      std::vector<AnyTensor> l(v.tensors().begin(), v.tensors().end());
-      return ops::Arg(std::move(l));
-    }
+    case Value::Kind::Tensor: return ops::Arg(v.any());
+    case Value::Kind::TensorList: return ops::Arg(v.anys());
   }
   return ops::Arg();
-}
-
-/// An op's result as a graph value. Graph values hold float32 tensors until they carry
-/// AnyTensor (docs/design.md, migration step 2). **Errors:** TypeError naming the op and the
-/// dtype for another dtype (never a silent conversion).
-inline Value from_result(const AnyTensor& t, std::string_view op) {
-  if (const auto* f = t.get_if<float>()) return Value(*f);
-  throw TypeError(std::string(op) + ": the result is " + std::string(dtype_name(t.dtype())) +
-                  "; model graphs carry float32 tensors only so far");
 }
 
 /// Adds a registry entry for every op of the operator library (its aten name; kernel: the
@@ -51,7 +39,7 @@ inline void register_library_ops(Registry& r) {
       std::vector<ops::Arg> args;
       args.reserve(c.in.size());
       for (const Value* v : c.in) args.push_back(to_arg(*v));
-      c.out[0] = from_result(ops::call_args<Op>(args), Op::aten);
+      c.out[0] = Value(ops::call_args<Op>(args));
     };
     r.add(std::move(d));
   });

@@ -31,6 +31,7 @@
 
 #include "../core/errors.hpp"     // ValueError, TypeError, UnsupportedOperator
 #include "../core/factories.hpp"  // from_blob
+#include "../interop/torch.hpp"   // from_torch (constants of every dtype)
 #include "archive.hpp"            // inspect_archive, ArchiveInfo
 #include "graph.hpp"              // Graph
 #include "registry.hpp"           // Mode
@@ -142,20 +143,30 @@ inline bool to_value(const c10::IValue& v, Value& out, std::string& why) {
   }
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
-    if (t.scalar_type() == at::kFloat) { out = Value(borrow_float(t, "constant")); return true; }
+    // 0-dim integer and double tensors (shape arithmetic, `prim::NumToTensor`) stay numbers
     if (t.dim() == 0 && (t.scalar_type() == at::kLong || t.scalar_type() == at::kInt)) {
       out = Value(int64_t(t.item<int64_t>()));
       return true;
     }
     if (t.dim() == 0 && t.scalar_type() == at::kDouble) { out = Value(t.item<double>()); return true; }
-    why = std::string("tensor constant of dtype ") + c10::toString(t.scalar_type()) + " (float32 only)";
-    return false;
+    if (!t.device().is_cpu()) { why = "tensor constant on " + t.device().str(); return false; }
+    try {
+      out = Value(torchtpu::from_torch(t));  // shares the module's memory, any of the eight dtypes
+    } catch (const Error& e) {
+      why = std::string("tensor constant: ") + e.what();
+      return false;
+    }
+    return true;
   }
   if (v.isTensorList()) {
-    std::vector<FloatTensor> l;
+    std::vector<AnyTensor> l;
     for (const at::Tensor& t : v.toTensorVector()) {
-      if (t.scalar_type() != at::kFloat) { why = "tensor list constant with non-float32 tensors"; return false; }
-      l.push_back(borrow_float(t, "constant"));
+      try {
+        l.push_back(torchtpu::from_torch(t));
+      } catch (const Error& e) {
+        why = std::string("tensor list constant: ") + e.what();
+        return false;
+      }
     }
     out = Value(std::move(l));
     return true;

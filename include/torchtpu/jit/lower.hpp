@@ -209,7 +209,7 @@ void lower_library_op(LowerContext& c) {
     if (l.kind == LValue::Kind::DeviceList) {
       xs.insert(xs.end(), l.list.begin(), l.list.end());
     } else if (l.kind == LValue::Kind::Host && l.host.kind() == Value::Kind::TensorList) {
-      for (const FloatTensor& t : l.host.tensors()) {
+      for (const AnyTensor& t : l.host.anys()) {
         LValue one;
         one.host = Value(t);
         xs.push_back(c.to_device(one));
@@ -479,14 +479,16 @@ class DeviceProgram {
     for (size_t i = 0; i < g.input_slots().size(); ++i) {
       const int s = g.input_slots()[i];
       lv[size_t(s)] = LValue::of(b.parameter(ScalarType::Float, lower::vec(shapes.at(i))));
-      params_.push_back(Param{int(i), FloatTensor()});
+      params_.push_back(Param{int(i), AnyTensor()});
     }
     auto to_device = [&](LValue& v) -> sh::Value {
       if (v.kind == LValue::Kind::Device) return v.dev;
       if (v.kind == LValue::Kind::Host && v.host.is_tensor()) {  // a weight: becomes a parameter
-        const FloatTensor t = v.host.tensor();  // a copy: `v` is overwritten next
-        v = LValue::of(b.parameter(ScalarType::Float, lower::vec(t.sizes())));
-        params_.push_back(Param{-1, t.contiguous()});
+        const AnyTensor t = v.host.any();  // a copy: `v` is overwritten next
+        if (!t.device().is_cpu())
+          throw ValueError("lowering: a weight on " + t.device().str() + " (weights are read from the host)");
+        v = LValue::of(b.parameter(t.dtype(), lower::vec(t.sizes())));
+        params_.push_back(Param{-1, t.visit([](const auto& x) { return AnyTensor(x.contiguous()); })});
         return v.dev;
       }
       if (v.kind == LValue::Kind::Host && v.host.is_scalar()) return lower::splat(b, v.host.to_double(), {});
@@ -534,7 +536,13 @@ class DeviceProgram {
     if (b.check_code().valid())
       throw UnsupportedOperator("the model's program needs run-time checks, which the compiled path does not read");
     std::vector<sh::Value> results;
-    for (int s : g.output_slots()) results.push_back(to_device(lv[size_t(s)]));
+    for (int s : g.output_slots()) {
+      results.push_back(to_device(lv[size_t(s)]));
+      if (results.back().dtype != ScalarType::Float)
+        throw UnsupportedOperator("the compiled path returns float32 outputs only; output " +
+                                  std::to_string(results.size() - 1) + " is " +
+                                  std::string(dtype_name(results.back().dtype)));
+    }
     b.set_results(results);
     for (const auto& r : results) out_dims_.push_back(r.dims);
     text_ = b.str();
@@ -542,7 +550,7 @@ class DeviceProgram {
     for (const Param& p : params_)
       if (p.input < 0) {
         const auto dims = lower::vec(p.weight.sizes());
-        weights_.push_back(client_->buffer_from_host(p.weight.data_ptr(), ScalarType::Float, dims));
+        weights_.push_back(client_->buffer_from_host(p.weight.data_ptr(), p.weight.dtype(), dims));
       }
   }
 
@@ -575,8 +583,8 @@ class DeviceProgram {
 
  private:
   struct Param {
-    int input;           ///< graph input index, or -1 for a weight
-    FloatTensor weight;  ///< the weight (host), kept for the upload
+    int input;         ///< graph input index, or -1 for a weight
+    AnyTensor weight;  ///< the weight (host, contiguous), kept for the upload
   };
   std::shared_ptr<pjrt::Client> client_;
   std::vector<Param> params_;

@@ -1,17 +1,21 @@
 // torchtpu/jit/value.hpp — `jit::Value`: one value of a run-time graph (None, bool, int, float,
-// string, int list, float list, float32 tensor, tensor list), as TorchScript's IValue has them.
+// string, int list, float list, tensor, tensor list), as TorchScript's IValue has them. Tensors
+// are `AnyTensor`s: any dtype, any device.
 #pragma once
 #include <cstdint>  // int64_t
 #include <string>   // std::string
+#include <type_traits>  // std::is_integral_v
 #include <utility>  // std::move
 #include <vector>   // std::vector
 
-#include "../core/errors.hpp"  // TypeError
-#include "../core/tensor.hpp"  // Tensor
+#include "../core/any_tensor.hpp"  // AnyTensor
+#include "../core/errors.hpp"      // TypeError
+#include "../core/tensor.hpp"      // Tensor
 
 namespace torchtpu::jit {
 
-/// The tensor type the run-time graph computes with: float32, any rank, cpu.
+/// The tensor type of the ops that compute in float32 only so far (docs/design.md: they move to
+/// the operator library, which has every dtype, family by family).
 using FloatTensor = Tensor<float>;
 
 /// One value flowing along a graph edge.
@@ -40,10 +44,15 @@ class Value {
   Value(std::vector<int64_t> l) : kind_(Kind::IntList), ints_(std::move(l)) {}      // NOLINT
   /// A list of floats.
   Value(std::vector<double> l) : kind_(Kind::DoubleList), doubles_(std::move(l)) {}  // NOLINT
-  /// A tensor.
-  Value(FloatTensor t) : kind_(Kind::Tensor), t_(std::move(t)) {}                    // NOLINT
+  /// A tensor of any dtype and device.
+  Value(AnyTensor t) : kind_(Kind::Tensor), t_(std::move(t)) {}                      // NOLINT
+  /// A typed tensor (held as an AnyTensor).
+  template <element T, int Rank>
+  Value(const Tensor<T, Rank>& t) : kind_(Kind::Tensor), t_(t) {}                    // NOLINT
   /// A list of tensors.
-  Value(std::vector<FloatTensor> l) : kind_(Kind::TensorList), ts_(std::move(l)) {}  // NOLINT
+  Value(std::vector<AnyTensor> l) : kind_(Kind::TensorList), ts_(std::move(l)) {}    // NOLINT
+  /// A list of float32 tensors.
+  Value(const std::vector<FloatTensor>& l) : kind_(Kind::TensorList), ts_(l.begin(), l.end()) {}  // NOLINT
 
   /// What the value holds.
   Kind kind() const noexcept { return kind_; }
@@ -60,24 +69,46 @@ class Value {
   /// An int, float or bool (a Python number).
   bool is_scalar() const noexcept { return is_int() || is_double() || is_bool(); }
 
-  /// The tensor. **Errors:** TypeError naming `what` for another kind.
-  const FloatTensor& tensor(const char* what = "") const { return need(Kind::Tensor, what).t_; }
+  /// The tensor, any dtype. **Errors:** TypeError naming `what` for another kind.
+  const AnyTensor& any(const char* what = "") const { return need(Kind::Tensor, what).t_; }
+  /// The tensor as float32, for the ops that compute in float32 only so far.
+  /// **Errors:** TypeError naming `what` for another kind, and for a tensor of another dtype
+  /// ("aten::linear: expected a float32 tensor, got int64"): never a silent conversion.
+  const FloatTensor& tensor(const char* what = "") const {
+    const AnyTensor& t = any(what);
+    if (const FloatTensor* f = t.get_if<float>()) return *f;
+    throw TypeError(std::string(what[0] ? what : "value") + ": expected a float32 tensor, got " +
+                    std::string(dtype_name(t.dtype())) + " (this op computes in float32 only so far)");
+  }
   /// The bool. **Errors:** TypeError naming `what` for another kind.
   bool to_bool(const char* what = "") const { return need(Kind::Bool, what).i_ != 0; }
   /// The string. **Errors:** TypeError naming `what` for another kind.
   const std::string& str(const char* what = "") const { return need(Kind::String, what).s_; }
-  /// The tensors. **Errors:** TypeError naming `what` for another kind.
-  const std::vector<FloatTensor>& tensors(const char* what = "") const { return need(Kind::TensorList, what).ts_; }
+  /// The tensors, any dtype. **Errors:** TypeError naming `what` for another kind.
+  const std::vector<AnyTensor>& anys(const char* what = "") const { return need(Kind::TensorList, what).ts_; }
+  /// The tensors as float32 (a new vector of handles). **Errors:** TypeError naming `what` for
+  /// another kind or a tensor of another dtype.
+  std::vector<FloatTensor> tensors(const char* what = "") const {
+    std::vector<FloatTensor> r;
+    for (const AnyTensor& t : anys(what)) {
+      if (const FloatTensor* f = t.get_if<float>()) r.push_back(*f);
+      else
+        throw TypeError(std::string(what[0] ? what : "value") + ": expected float32 tensors, got " +
+                        std::string(dtype_name(t.dtype())) + " (this op computes in float32 only so far)");
+    }
+    return r;
+  }
   /// An int (a bool counts as 0/1; a one-element tensor gives its value truncated toward 0).
   /// **Errors:** TypeError naming `what` for another kind; ValueError naming `what` for a
   /// tensor holding NaN, an infinity or a value outside int64's range [-2^63, 2^63) (the
   /// conversion is undefined in C++; Python's int() raises for NaN and infinities too).
   int64_t to_int(const char* what = "") const {
     if (is_int() || is_bool()) return i_;
-    if (is_tensor() && tensor().numel() == 1) {
-      const float v = tensor().contiguous().data_ptr()[0];
-      // -2^63 and 2^63 are exact floats; the negated test also catches NaN
-      if (!(v >= -9223372036854775808.0f && v < 9223372036854775808.0f))
+    if (is_tensor() && t_.numel() == 1) {
+      if (!is_floating(t_.dtype())) return int_element(t_);  // exact
+      const double v = element(t_);
+      // -2^63 and 2^63 are exact doubles; the negated test also catches NaN
+      if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
         throw ValueError(std::string(what) + ": cannot convert the tensor value " + std::to_string(v) +
                          " to int (NaN, infinite, or outside int64's range)");
       return int64_t(v);
@@ -88,7 +119,7 @@ class Value {
   double to_double(const char* what = "") const {
     if (is_double()) return d_;
     if (is_int() || is_bool()) return double(i_);
-    if (is_tensor() && tensor().numel() == 1) return double(tensor().contiguous().data_ptr()[0]);
+    if (is_tensor() && t_.numel() == 1) return element(t_);
     throw mismatch("float", what);
   }
   /// An int list (a single int becomes a one-element list, as TorchScript's `int[1]` allows).
@@ -122,6 +153,23 @@ class Value {
   }
 
  private:
+  /// The one element of a one-element cpu tensor, as double (int64 values past 2^53 round).
+  /// **Errors:** ValueError for a tensor on a PJRT device (reading it is an observation the
+  /// graph does not make implicitly).
+  static double element(const AnyTensor& t) {
+    if (!t.device().is_cpu())
+      throw ValueError("a one-element tensor on " + t.device().str() + " used as a number");
+    return t.visit([]<class T>(const Tensor<T>& x) { return static_cast<double>(convert<double>(x.contiguous().data_ptr()[0])); });
+  }
+  /// The one element of a one-element cpu tensor of an integer or bool dtype, exactly.
+  static int64_t int_element(const AnyTensor& t) {
+    if (!t.device().is_cpu())
+      throw ValueError("a one-element tensor on " + t.device().str() + " used as a number");
+    return t.visit([]<class T>(const Tensor<T>& x) -> int64_t {
+      if constexpr (std::is_integral_v<T>) return static_cast<int64_t>(x.contiguous().data_ptr()[0]);
+      else return 0;  // not reached: floating dtypes go through element()
+    });
+  }
   const Value& need(Kind k, const char* what) const {
     if (kind() != k) throw mismatch(kind_name(k), what);
     return *this;
@@ -137,8 +185,8 @@ class Value {
   std::string s_;
   std::vector<int64_t> ints_;
   std::vector<double> doubles_;
-  FloatTensor t_;
-  std::vector<FloatTensor> ts_;
+  AnyTensor t_;
+  std::vector<AnyTensor> ts_;
 };
 
 }  // namespace torchtpu::jit

@@ -54,6 +54,45 @@ void check_shape_ops() {
   check_close(diag(da.t(), 1), diag(a.t(), 1), 0.0);
 }
 
+
+/// An int64 index tensor of `shape` from `vals`.
+Tensor<int64_t> index_of(const std::vector<int64_t>& vals, const Dims& shape) {
+  Tensor<int64_t> t = Tensor<int64_t>::empty(shape);
+  for (size_t i = 0; i < vals.size(); ++i) t.data_ptr()[i] = vals[i];
+  return t;
+}
+
+/// index_select, gather, take_along_dim, scatter, scatter_add, masked_fill, one_hot on the
+/// device against the same calls on the cpu (indices in range: devices do not check them).
+template <class T>
+void check_index_ops() {
+  INFO("dtype " << dtype_name(dtype_of<T>()));
+  const auto dev = test_device();
+  const Tensor<T> a = counting<T>(3, 4, 1);
+  const auto da = a.to(dev);
+  const Tensor<int64_t> i1 = index_of({2, 0, 2}, Dims{3}), g = index_of({3, 0, 1, 1, 2, 2}, Dims{3, 2});
+  const Tensor<int32_t> i32 = Tensor<int32_t>(i1.template to<int32_t>());
+  check_close(index_select(da, 0, i1.to(dev)), index_select(a, 0, i1), 0.0);
+  check_close(index_select(da.t(), -1, i32.to(dev)), index_select(a.t(), -1, i32), 0.0);
+  check_close(gather(da, 1, g.to(dev)), gather(a, 1, g), 0.0);
+  const Tensor<int64_t> g0 = index_of({2, 1, 0, 0, 0, 2, 1, 1}, Dims{4, 2}).t();  // non-contiguous [2, 4]
+  check_close(gather(da, 0, g0.to(dev)), gather(a, 0, g0), 0.0);
+  check_close(take_along_dim(da, index_of({11, 0, 5}, Dims{3}).to(dev)), take_along_dim(a, index_of({11, 0, 5}, Dims{3})), 0.0);
+  const Tensor<int64_t> tb = index_of({0, 2}, Dims{1, 2});
+  check_close(take_along_dim(da, tb.to(dev), 1), take_along_dim(a, tb, 1), 0.0);
+  const Tensor<int64_t> si = index_of({3, 0, 2, 1}, Dims{2, 2});
+  const Tensor<T> src = counting<T>(2, 3, 20);
+  check_close(scatter(da, 1, si.to(dev), src.to(dev)), scatter(a, 1, si, src), 0.0);
+  const Tensor<int64_t> s0 = index_of({2, 0, 1, 2}, Dims{2, 2}).t();
+  check_close(scatter(da, 0, s0.to(dev), 7), scatter(a, 0, s0, 7), 0.0);
+  const Tensor<int64_t> sa = index_of({0, 0, 1, 3, 3, 3, 2, 1, 0}, Dims{3, 3});
+  const Tensor<T> ones = full<T>(Dims{3, 3}, convert<T>(1));
+  check_close(scatter_add(da, 1, sa.to(dev), ones.to(dev)), scatter_add(a, 1, sa, ones), 0.0);
+  const Tensor<bool> m = Tensor<bool>(counting<int64_t>(3, 1, 0) != int64_t{1});  // true, false, true
+  check_close(masked_fill(da, m.to(dev), 5), masked_fill(a, m, 5), 0.0);
+  check_close(masked_fill(da.t(), m.t().to(dev), -1.5), masked_fill(a.t(), m.t(), -1.5), 0.0);
+}
+
 }  // namespace
 
 TEST_CASE("library ops on the device: every dtype, every mode", "[pjrt][library]") {
@@ -107,6 +146,36 @@ TEST_CASE("library ops on the device: views, promotion, fusion with elementwise 
   CHECK(dm.dtype() == ScalarType::BFloat16);
   CHECK(dm.device() == test_device());
   check_close(dm.get<bfloat16>(), hm.get<bfloat16>(), 0.0);
+}
+
+TEST_CASE("indexing ops on the device (index_select, gather, take_along_dim, scatter, scatter_add, masked_fill, "
+          "one_hot), every mode", "[pjrt][library]") {
+  for (ExecutionMode m : {ExecutionMode::Fused, ExecutionMode::Strict, ExecutionMode::Debug}) {
+    ExecutionModeGuard g(m);
+    INFO("mode " << execution_mode_name(m));
+    check_index_ops<float>();
+    check_index_ops<int64_t>();
+    const Tensor<int64_t> c = index_of({1, 3, 0, 2}, Dims{2, 2});
+    check_close(one_hot(c.to(test_device()), 5), one_hot(c, 5), 0.0);
+  }
+  check_index_ops<bool>();  // the other dtypes in the default mode
+  check_index_ops<uint8_t>();
+  check_index_ops<int32_t>();
+  check_index_ops<half>();
+  check_index_ops<bfloat16>();
+  check_index_ops<double>();
+  // a 0-dim value on the device: read (as torch reads it), then filled like a number
+  const Tensor<float> x = test_input({2, 3}, 75);
+  const Tensor<bool> m = Tensor<bool>(x > 0.0f);
+  const Tensor<float> v = full<float>(Dims{}, 2.5f);
+  check_close(masked_fill(x.to(test_device()), m.to(test_device()), v.to(test_device())), masked_fill(x, m, v), 0.0);
+  // num_classes = -1 would read the data: not on a device
+  CHECK_THROWS_AS(one_hot(index_of({1}, Dims{1}).to(test_device())), UnsupportedOperator);
+  // an out-of-range index is not detected on devices (docs: ops/indexing.hpp): it selects nothing
+  const Tensor<float> d = index_select(x.to(test_device()), 1, index_of({7, 1}, Dims{2}).to(test_device()));
+  const Tensor<float> h = Tensor<float>(d.cpu());
+  CHECK(h.at(0, 0) == 0.0f);
+  CHECK(h.at(1, 1) == x.at(1, 1));
 }
 
 TEST_CASE("library ops on the device: errors", "[pjrt][library][errors]") {

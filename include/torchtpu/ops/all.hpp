@@ -11,7 +11,8 @@
 #include <unordered_map>  // std::unordered_map
 #include <vector>         // std::vector
 
-#include "shape.hpp"  // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp
+#include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp
+#include "shape.hpp"     // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp
 
 namespace torchtpu::ops {
 
@@ -26,7 +27,8 @@ struct OpList {
 };
 
 /// Every library op.
-using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp>;
+using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
+                          TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp>;
 
 namespace detail {
 using ByNameFn = AnyTensor (*)(std::span<const Arg>);

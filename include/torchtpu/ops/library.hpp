@@ -20,6 +20,29 @@
 // and while a model graph is lowered, so its errors (op, every shape, every dtype) are the same
 // on every path. `cpu<T>` receives inputs converted to the result dtype and an output of the
 // inferred shape. `lower` receives operands already converted to the result dtype.
+//
+// Operands that keep their own dtype (int64 indices, bool masks) and results of another dtype
+// than the data (one_hot: int64). Such an op declares
+//
+//     static ScalarType operand_dtype(size_t i, ScalarType given, ScalarType result);
+//
+// (the dtype operand `i` is converted to; `result` is `infer`'s dtype, which may differ from
+// every operand's) and takes its operands in the mixed form of the cpu kernel, each already
+// converted by that rule, as AnyTensors (`in[1].get<int64_t>()`):
+//
+//     template <element T> static void cpu(std::span<const AnyTensor> in, const Args&, Tensor<T>& out);
+//
+// `T` is the result dtype. `lower` receives operands converted by the same rule on every path.
+// Typed front ends of such ops call `call_mixed<Op, R>` (operands of any dtypes, result type
+// `R` known statically; only `cpu<R>` is instantiated). Two more optional members:
+//
+//     static Args resolve(std::span<const AnyTensor> in, Args a);  // data-dependent arguments
+//     static std::vector<AnyTensor> tensors(const ArgReader& r);   // operands of an overload
+//
+// `resolve` runs before `infer` on the cpu and may read data (one_hot's num_classes=-1); on a
+// PJRT device it must throw UnsupportedOperator (no data is read there). `tensors` replaces
+// `ArgReader::tensors()` in `call_args` when an overload passes a Scalar where the schema has
+// a Tensor (scatter.value).
 #pragma once
 #include <cstdint>      // int64_t, uint32_t
 #include <span>         // std::span
@@ -141,6 +164,34 @@ Tensor<U> as_dtype(const AnyTensor& t) {
   });
 }
 
+/// `t` converted to dtype `to` (the same handle when it already has it).
+inline AnyTensor to_dtype(const AnyTensor& t, ScalarType to) {
+  if (!t.defined() || t.dtype() == to) return t;
+  return AnyTensor::dispatch(to, [&]<class U>(std::type_identity<U>) { return AnyTensor(as_dtype<U>(t)); });
+}
+
+/// True for an op whose operands keep dtypes of their own (it declares `operand_dtype` and
+/// takes the mixed form of the cpu kernel).
+template <class Op>
+concept mixed_operands = requires(size_t i, ScalarType t) { Op::operand_dtype(i, t, t); };
+
+/// `a`, with `Op::resolve`'s data-dependent arguments filled in when the op has one.
+template <class Op>
+typename Op::Args resolved(std::span<const AnyTensor> in, const typename Op::Args& a) {
+  if constexpr (requires { Op::resolve(in, a); }) return Op::resolve(in, a);
+  else return a;
+}
+
+/// Runs the cpu kernel of a mixed-operand op: each operand converted by `operand_dtype`.
+template <library_op Op, element R>
+void cpu_mixed(std::span<const AnyTensor> in, const typename Op::Args& a, Tensor<R>& r) {
+  std::vector<AnyTensor> conv;
+  conv.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    conv.push_back(in[i].defined() ? to_dtype(in[i], operand_dtype<Op>(i, in[i].dtype(), dtype_of<R>())) : in[i]);
+  Op::template cpu<R>(std::span<const AnyTensor>(conv), a, r);
+}
+
 /// The device the op runs on: its defined operands' common device. **Errors:** ValueError
 /// naming the op and both devices when they differ (rank-0 cpu tensors may join a device, as
 /// PyTorch allows cpu scalars).
@@ -190,17 +241,20 @@ AnyTensor device_call(std::span<const AnyTensor> in, const typename Op::Args& a,
 }  // namespace detail
 
 /// Runs library op `Op` on `in` (its tensor operands in schema order) with arguments `a`:
-/// checks dtypes and shapes (`Op::infer`), then computes on the cpu (`Op::cpu<T>` on operands
-/// converted to the result dtype) or records the op on the operands' PJRT device.
+/// fills data-dependent arguments (`Op::resolve`, if any), checks dtypes and shapes
+/// (`Op::infer`), then computes on the cpu (`Op::cpu<T>` on operands converted by
+/// `operand_dtype`: to the result dtype unless the op says otherwise) or records the op on the
+/// operands' PJRT device.
 ///
 /// **Errors:** what `Op::infer` throws (ShapeError, ValueError naming the op and the operands);
 /// TypeError when the result dtype is not one `Op` supports; ValueError for operands on
 /// different devices.
 template <library_op Op>
-AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& a) {
+AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& args) {
   std::vector<TensorMeta> metas;
   metas.reserve(in.size());
   for (const AnyTensor& t : in) metas.push_back(TensorMeta::of(t));
+  const typename Op::Args a = detail::resolved<Op>(in, args);
   TensorMeta out = Op::infer(metas, a);
   if (!Op::dtypes.has(out.dtype))
     throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) + " is not supported (operands " +
@@ -208,7 +262,11 @@ AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& a) {
   out.device = detail::common_device(metas, Op::aten);
   if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out);
   return AnyTensor::dispatch(out.dtype, [&]<class T>(std::type_identity<T>) -> AnyTensor {
-    if constexpr (Op::dtypes.has(dtype_of<T>())) {
+    if constexpr (Op::dtypes.has(dtype_of<T>()) && detail::mixed_operands<Op>) {
+      Tensor<T> r = Tensor<T>::empty(out.sizes);
+      detail::cpu_mixed<Op, T>(in, a, r);
+      return AnyTensor(r);
+    } else if constexpr (Op::dtypes.has(dtype_of<T>())) {
       std::vector<Tensor<T>> typed;
       typed.reserve(in.size());
       for (const AnyTensor& t : in) typed.push_back(t.defined() ? detail::as_dtype<T>(t) : Tensor<T>());
@@ -221,16 +279,16 @@ AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& a) {
   });
 }
 
-/// `call` for operands that all have element type `T` and a result of type `R` (the typed
-/// API): the same rules and device path, without the run-time dtype dispatch (only `cpu<R>`
-/// is instantiated). **Errors:** as `call`.
-template <library_op Op, element R, element T>
-Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) {
+/// `call` for operands of any dtypes whose result type `R` is known statically (the typed API
+/// of ops with index or mask operands, ops/indexing.hpp): the same rules, `resolve`, device path
+/// and operand conversions (`operand_dtype`), with only `cpu<R>` instantiated.
+/// **Errors:** as `call`; TypeError (internal) when `Op::infer`'s dtype is not `R`.
+template <library_op Op, element R>
+Tensor<R> call_mixed(std::span<const AnyTensor> in, const typename Op::Args& args) {
   std::vector<TensorMeta> metas;
   metas.reserve(in.size());
-  for (const Tensor<T>& t : in)
-    metas.push_back(t.defined() ? TensorMeta{dtype_of<T>(), t.sizes(), t.device(), true}
-                                : TensorMeta{dtype_of<T>(), Dims{}, Device{}, false});
+  for (const AnyTensor& t : in) metas.push_back(TensorMeta::of(t));
+  const typename Op::Args a = detail::resolved<Op>(in, args);
   TensorMeta out = Op::infer(metas, a);
   if (out.dtype != dtype_of<R>())
     throw TypeError(std::string(Op::aten) + ": internal: the result dtype is " + std::string(dtype_name(out.dtype)) +
@@ -239,28 +297,66 @@ Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) 
     throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) +
                     " is not supported (operands " + describe(metas) + "; supported: " + Op::dtypes.str() + ")");
   out.device = detail::common_device(metas, Op::aten);
-  if (!out.device.is_cpu()) {
-    std::vector<AnyTensor> any(in.begin(), in.end());
-    return detail::device_call<Op>(any, a, out).template get<R>();
-  }
+  if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out).template get<R>();
   Tensor<R> r = Tensor<R>::empty(out.sizes);
-  if constexpr (std::is_same_v<R, T>) {
-    Op::template cpu<R>(in, a, r);
+  if constexpr (detail::mixed_operands<Op>) {
+    detail::cpu_mixed<Op, R>(in, a, r);
   } else {
     std::vector<Tensor<R>> conv;
-    for (const Tensor<T>& t : in) conv.push_back(t.defined() ? Tensor<R>(t.template to<R>()) : Tensor<R>());
+    for (const AnyTensor& t : in) conv.push_back(t.defined() ? detail::as_dtype<R>(t) : Tensor<R>());
     Op::template cpu<R>(std::span<const Tensor<R>>(conv), a, r);
   }
   return r;
 }
 
+/// `call` for operands that all have element type `T` and a result of type `R` (the typed
+/// API): the same rules and device path, without the run-time dtype dispatch (only `cpu<R>`
+/// is instantiated). **Errors:** as `call`.
+template <library_op Op, element R, element T>
+Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) {
+  if constexpr (detail::mixed_operands<Op> || requires { Op::resolve(std::span<const AnyTensor>{}, a); }) {
+    const std::vector<AnyTensor> any(in.begin(), in.end());  // operand conversions, `resolve`
+    return call_mixed<Op, R>(any, a);
+  } else {
+    std::vector<TensorMeta> metas;
+    metas.reserve(in.size());
+    for (const Tensor<T>& t : in)
+      metas.push_back(t.defined() ? TensorMeta{dtype_of<T>(), t.sizes(), t.device(), true}
+                                  : TensorMeta{dtype_of<T>(), Dims{}, Device{}, false});
+    TensorMeta out = Op::infer(metas, a);
+    if (out.dtype != dtype_of<R>())
+      throw TypeError(std::string(Op::aten) + ": internal: the result dtype is " + std::string(dtype_name(out.dtype)) +
+                      ", not " + std::string(dtype_name(dtype_of<R>())));
+    if (!Op::dtypes.has(out.dtype))
+      throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) +
+                      " is not supported (operands " + describe(metas) + "; supported: " + Op::dtypes.str() + ")");
+    out.device = detail::common_device(metas, Op::aten);
+    if (!out.device.is_cpu()) {
+      std::vector<AnyTensor> any(in.begin(), in.end());
+      return detail::device_call<Op>(any, a, out).template get<R>();
+    }
+    Tensor<R> r = Tensor<R>::empty(out.sizes);
+    if constexpr (std::is_same_v<R, T>) {
+      Op::template cpu<R>(in, a, r);
+    } else {
+      std::vector<Tensor<R>> conv;
+      for (const Tensor<T>& t : in) conv.push_back(t.defined() ? Tensor<R>(t.template to<R>()) : Tensor<R>());
+      Op::template cpu<R>(std::span<const Tensor<R>>(conv), a, r);
+    }
+    return r;
+  }
+}
+
 /// `call` with the arguments of a model-graph node or a run-time call by name: tensors and
-/// `Op::Args` read from `args` by `Op::schema` (parsed once).
+/// `Op::Args` read from `args` by `Op::schema` (parsed once); the tensors by `Op::tensors`
+/// when the op has one (an overload with a Scalar in a Tensor's place).
 template <library_op Op>
 AnyTensor call_args(std::span<const Arg> args) {
   static const Schema s = parse_schema(Op::schema);
   const ArgReader r(s, args);
-  const std::vector<AnyTensor> t = r.tensors();
+  std::vector<AnyTensor> t;
+  if constexpr (requires { Op::tensors(r); }) t = Op::tensors(r);
+  else t = r.tensors();
   return call<Op>(t, Op::args(r));
 }
 

@@ -4,6 +4,9 @@
 // strided views as operands, a library op between elementwise statements (fused mode keeps it
 // in the deferred graph), and errors (mixed devices). Values are small integers or exact
 // binary fractions, so the comparison has no tolerance.
+#include <cmath>   // std::signbit
+#include <limits>  // std::numeric_limits
+
 #include "helpers.hpp"  // check_close, host_values, test_device, test_input
 
 using namespace torchtpu;
@@ -169,6 +172,17 @@ TEST_CASE("indexing ops on the device (index_select, gather, take_along_dim, sca
   const Tensor<bool> m = Tensor<bool>(x > 0.0f);
   const Tensor<float> v = full<float>(Dims{}, 2.5f);
   check_close(masked_fill(x.to(test_device()), m.to(test_device()), v.to(test_device())), masked_fill(x, m, v), 0.0);
+  // NaN, infinities and -0.0 pass through the one-hot lowerings unchanged (found by the
+  // conformance sweep: XLA's cpu max-reduce dropped NaN; the lowerings now add -0.0s)
+  const Tensor<float> sp = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity(), -0.0f,
+                            std::numeric_limits<float>::infinity()};
+  const Tensor<int64_t> si = index_of({0, 3, 1, 2, 0}, Dims{5});
+  const Tensor<float> ds = Tensor<float>(index_select(sp.to(test_device()), 0, si.to(test_device())).cpu());
+  check_close(ds, index_select(sp, 0, si), 0.0);
+  CHECK(std::signbit(ds.at(3)));
+  check_close(scatter(zeros<float>(Dims{4}).to(test_device()), 0, index_of({3, 2, 1, 0}, Dims{4}).to(test_device()),
+                      sp.to(test_device())),
+              scatter(zeros<float>(Dims{4}), 0, index_of({3, 2, 1, 0}, Dims{4}), sp), 0.0);
   // num_classes = -1 would read the data: not on a device
   CHECK_THROWS_AS(one_hot(index_of({1}, Dims{1}).to(test_device())), UnsupportedOperator);
   // an out-of-range index is not detected on devices (docs: ops/indexing.hpp): it selects nothing

@@ -80,22 +80,21 @@ std::tuple_element_t<2, std::tuple<A...>> reduce_op_of(R (C::*)(A...));
 template <class B>
 using reduce_op_t = std::remove_cvref_t<decltype(reduce_op_of(&B::reduce))>;
 
-/// The smallest value of `dtype` (-inf for floats, false for bool) as a StableHLO constant.
+/// The exact identity of addition in `dtype` (-0.0 for floats: -0.0 + x is x for every x,
+/// +0.0 and NaN included; 0 for integers) as a StableHLO constant. The one-hot lowerings sum
+/// the selected element with these, which is exact (XLA's cpu max-reduce drops NaN, so a max
+/// over -inf fills would not be).
 template <class B>
-auto lowest(B& b, ScalarType dtype, std::vector<int64_t> dims) {
-  switch (dtype) {
-    case ScalarType::Bool:
-    case ScalarType::UInt8: return b.constant_int(0, dtype, std::move(dims));
-    case ScalarType::Int32: return b.constant_int(std::numeric_limits<int32_t>::min(), dtype, std::move(dims));
-    case ScalarType::Int64: return b.constant_int(std::numeric_limits<int64_t>::min(), dtype, std::move(dims));
-    default: return b.constant(-std::numeric_limits<double>::infinity(), dtype, std::move(dims));
-  }
+auto add_identity(B& b, ScalarType dtype, std::vector<int64_t> dims) {
+  if (is_floating(dtype)) return b.constant(-0.0, dtype, std::move(dims));
+  return b.constant_int(0, dtype, std::move(dims));
 }
 
 /// `r` = `x[..., idx[i], ...]` along `dim` for each position `i` of `idx` (torch.gather's
 /// rule, `idx` of `x`'s rank, sizes <= `x`'s outside `dim`), in StableHLO: a one-hot mask
-/// `idx == iota` over a new last axis of size `x.size(dim)`, select, and a max-reduce (an
-/// or-reduce for bool); positions whose index hits nothing (out of range) get 0.
+/// `idx == iota` over a new last axis of size `x.size(dim)`, select, and a sum with the exact
+/// identity `add_identity` (an or-reduce for bool); positions whose index hits nothing (out of
+/// range) get 0.
 template <class B, class V>
 V lower_take(B& b, const V& x, int dim, const V& idx) {
   const int r = static_cast<int>(x.dims.size());
@@ -119,9 +118,9 @@ V lower_take(B& b, const V& x, int dim, const V& idx) {
   const V xb = b.broadcast_in_dim(b.transpose(xs, perm), wide, xdims);
   const V mask = b.compare("EQ", b.broadcast_in_dim(idx, wide, idims), b.iota(ScalarType::Int64, wide, r));
   const bool is_bool = x.dtype == ScalarType::Bool;
-  const V sel = b.select(mask, xb, lowest(b, x.dtype, wide));
+  const V sel = b.select(mask, xb, add_identity(b, x.dtype, wide));
   using RO = reduce_op_t<B>;
-  const V got = b.reduce(sel, lowest(b, x.dtype, {}), is_bool ? RO::Or : RO::Max, {r});
+  const V got = b.reduce(sel, add_identity(b, x.dtype, {}), is_bool ? RO::Or : RO::Add, {r});
   if (is_bool) return got;  // no hit: false
   const V hit = b.reduce(mask, b.constant_int(0, ScalarType::Bool), RO::Or, {r});
   return b.select(hit, got, b.constant_int(0, x.dtype, s));
@@ -130,8 +129,8 @@ V lower_take(B& b, const V& x, int dim, const V& idx) {
 /// `self` with `src` written (or, `add`, added) at `idx` along `dim` (torch.scatter's rule:
 /// `idx` of `self`'s rank, sizes <= `src`'s and, outside `dim`, <= `self`'s), in StableHLO:
 /// the one-hot mask `idx == iota` over a new last axis of size `self.size(dim)`, the selected
-/// `src` elements reduced over `dim` (sum, or max where two indices collide for the plain
-/// scatter; or for bool), moved back into place, padded to `self`'s shape and combined.
+/// `src` elements summed over `dim` (exactly: one term and `add_identity`s, unless indices
+/// repeat; or for bool), moved back into place, padded to `self`'s shape and combined.
 template <class B, class V>
 V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, bool add) {
   const int r = static_cast<int>(self.dims.size());
@@ -145,9 +144,8 @@ V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, bool a
   for (int d = 0; d < r; ++d) idims.push_back(d);
   const V sb = b.broadcast_in_dim(b.slice(src, std::vector<int64_t>(s.size(), 0), s), wide, idims);
   const V mask = b.compare("EQ", b.broadcast_in_dim(idx, wide, idims), b.iota(ScalarType::Int64, wide, r));
-  const V fill = add || is_bool ? b.constant_int(0, self.dtype, wide) : lowest(b, self.dtype, wide);
-  const V init = add || is_bool ? b.constant_int(0, self.dtype) : lowest(b, self.dtype, {});
-  V vals = b.reduce(b.select(mask, sb, fill), init, is_bool ? RO::Or : add ? RO::Add : RO::Max, {dim});
+  const V fill = add_identity(b, self.dtype, wide), init = add_identity(b, self.dtype, {});
+  V vals = b.reduce(b.select(mask, sb, fill), init, is_bool ? RO::Or : RO::Add, {dim});
   V hit = b.reduce(mask, b.constant_int(0, ScalarType::Bool), RO::Or, {dim});
   std::vector<int64_t> perm;  // the last axis (self's `dim`) back to `dim`
   for (int d = 0; d < r; ++d) perm.push_back(d < dim ? d : d == dim ? r - 1 : d - 1);
@@ -494,7 +492,8 @@ struct ScatterBase {
 /// **Errors:** TypeError for another index dtype or a `src` of another dtype; ShapeError for
 /// sizes that do not fit (naming every operand); IndexError for `dim` out of range or (cpu) an
 /// index outside `[0, self.size(dim))`. Where indices repeat, the cpu keeps the last write in
-/// row-major order and devices the largest value (torch: unspecified).
+/// row-major order and devices write the sum of the colliding values (or for bool) (torch:
+/// which write wins is unspecified).
 /// **Source:** torch.scatter (the `reduce=` forms are not supported). **Lowering:**
 /// detail::lower_scatter.
 struct ScatterOp : ScatterBase<false> {

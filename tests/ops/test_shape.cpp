@@ -8,6 +8,8 @@
 
 #include <torchtpu/ops/all.hpp>  // ops::call_by_name
 
+#include <torchtpu/ops/all.hpp>  // ops::call_args (the call by schema)
+
 #include "testing.hpp"  // check_values, Catch2, torchtpu
 
 using namespace torchtpu;

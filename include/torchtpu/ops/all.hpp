@@ -12,9 +12,23 @@
 #include <vector>         // std::vector
 
 #include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp
+#include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
 #include "shape.hpp"     // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp
 
 namespace torchtpu::ops {
+
+/// `call` with the arguments of a model-graph node or a run-time call by name: tensors and
+/// `Op::Args` read from `args` by `Op::schema` (parsed once); the tensors by `Op::tensors`
+/// when the op has one (an overload with a Scalar in a Tensor's place).
+template <library_op Op>
+AnyTensor call_args(std::span<const Arg> args) {
+  static const Schema s = parse_schema(Op::schema);
+  const ArgReader r(s, args);
+  std::vector<AnyTensor> t;
+  if constexpr (requires { Op::tensors(r); }) t = Op::tensors(r);
+  else t = r.tensors();
+  return call<Op>(t, Op::args(r));
+}
 
 /// A list of op structs.
 template <class... Ops>

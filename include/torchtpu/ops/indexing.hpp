@@ -25,6 +25,7 @@
 #include <vector>       // std::vector
 
 #include "../core/factories.hpp"  // full (scatter's value form)
+#include "schema.hpp"   // Arg (Scalar::read)
 #include "library.hpp"  // TensorMeta, DtypeSet, ops::call, call_mixed
 #include "shape.hpp"    // detail::vec, detail::to_dims
 
@@ -228,7 +229,8 @@ struct IndexSelectOp {
     int64_t dim = 0;  ///< the dim to select along
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{r.to_int("dim")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("dim")}; }
   /// `self` takes the result dtype; `index` is read as int64.
   static ScalarType operand_dtype(size_t i, ScalarType, ScalarType result) { return i == 1 ? ScalarType::Int64 : result; }
   /// Dtype and shape rule.
@@ -293,7 +295,8 @@ struct GatherOp {
     int64_t dim = 0;  ///< the dim to gather along
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{r.to_int("dim")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("dim")}; }
   /// `index` stays int64.
   static ScalarType operand_dtype(size_t i, ScalarType given, ScalarType result) { return i == 1 ? given : result; }
   /// The shape rule shared with take_along_dim: `index` fits `self` outside `dim`.
@@ -362,7 +365,8 @@ struct TakeAlongDimOp {
     bool has_dim = false;  ///< false: the flattened form
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) {
+  template <class R>
+  static Args args(const R& r) {
     return r.is_none("dim") ? Args{0, false} : Args{r.to_int("dim"), true};
   }
   /// `indices` stays int64.
@@ -429,7 +433,8 @@ struct ScatterBase {
     int64_t dim = 0;  ///< the dim to scatter along
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{r.to_int("dim")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("dim")}; }
   /// `index` stays int64.
   static ScalarType operand_dtype(size_t i, ScalarType given, ScalarType result) { return i == 1 ? given : result; }
   /// Dtype and shape rule (`op` names the op in errors).
@@ -504,7 +509,8 @@ struct ScatterOp : ScatterBase<false> {
   ///@}
   /// The operands `self, index, src`: a Scalar in `src`'s place (`scatter.value`) becomes a
   /// tensor of `self`'s dtype and device, broadcast to `index`'s shape.
-  static std::vector<AnyTensor> tensors(const ArgReader& r) {
+  template <class R>
+  static std::vector<AnyTensor> tensors(const R& r) {
     const Arg& src = r.get("src");
     if (std::holds_alternative<AnyTensor>(src)) return r.tensors();
     const Arg& s = r.get("self");
@@ -571,7 +577,8 @@ struct MaskedFillOp {
     detail::Scalar value;  ///< the fill value
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{detail::Scalar::read(r.get("value"), aten, "value")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{detail::Scalar::read(r.get("value"), aten, "value")}; }
   /// `mask` is read as bool.
   static ScalarType operand_dtype(size_t i, ScalarType, ScalarType result) { return i == 1 ? ScalarType::Bool : result; }
   /// Dtype and shape rule.
@@ -627,7 +634,8 @@ struct OneHotOp {
     int64_t num_classes = -1;  ///< -1: max(self) + 1
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{r.to_int("num_classes")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("num_classes")}; }
   /// `self` keeps its dtype (checked by `infer`).
   static ScalarType operand_dtype(size_t, ScalarType given, ScalarType) { return given; }
   /// `num_classes = -1` → `max(self) + 1`, read from the data (cpu only).

@@ -10,7 +10,7 @@
 //     static constexpr std::string_view schema = "aten::cat(Tensor[] tensors, int dim=0) -> Tensor";
 //     static constexpr DtypeSet dtypes = DtypeSet::all();     // what libtorch allows
 //     struct Args { int64_t dim = 0; };                       // trivially copyable
-//     static Args args(const ArgReader& r);                   // from a model node (schema names)
+//     template <class R> static Args args(const R& r);         // from a model node (an ArgReader, schema names)
 //     static TensorMeta infer(std::span<const TensorMeta> in, const Args&);  // dtype + shape rule
 //     template <element T> static void cpu(std::span<const Tensor<T>> in, const Args&, Tensor<T>& out);
 //     template <class B, class V> static V lower(B& b, std::span<const V> in, const Args&, const Dims& out);
@@ -37,7 +37,7 @@
 // `R` known statically; only `cpu<R>` is instantiated). Two more optional members:
 //
 //     static Args resolve(std::span<const AnyTensor> in, Args a);  // data-dependent arguments
-//     static std::vector<AnyTensor> tensors(const ArgReader& r);   // operands of an overload
+//     template <class R> static std::vector<AnyTensor> tensors(const R& r);  // operands of an overload
 //
 // `resolve` runs before `infer` on the cpu and may read data (one_hot's num_classes=-1); on a
 // PJRT device it must throw UnsupportedOperator (no data is read there). `tensors` replaces
@@ -56,7 +56,6 @@
 #include "../core/shape.hpp"        // Dims, contiguous_strides
 #include "../device/frontend.hpp"   // device_hooks, NodeInfo (the eager PJRT path)
 #include "methods.hpp"              // Tensor::to<U>, copy_
-#include "schema.hpp"               // ArgReader, Arg
 
 namespace torchtpu::ops {
 
@@ -165,7 +164,8 @@ Tensor<U> as_dtype(const AnyTensor& t) {
 }
 
 /// `t` converted to dtype `to` (the same handle when it already has it).
-inline AnyTensor to_dtype(const AnyTensor& t, ScalarType to) {
+template <class = void>  // a template: instantiated (8 x 8 conversions) only where used
+AnyTensor to_dtype(const AnyTensor& t, ScalarType to) {
   if (!t.defined() || t.dtype() == to) return t;
   return AnyTensor::dispatch(to, [&]<class U>(std::type_identity<U>) { return AnyTensor(as_dtype<U>(t)); });
 }
@@ -345,19 +345,6 @@ Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) 
     }
     return r;
   }
-}
-
-/// `call` with the arguments of a model-graph node or a run-time call by name: tensors and
-/// `Op::Args` read from `args` by `Op::schema` (parsed once); the tensors by `Op::tensors`
-/// when the op has one (an overload with a Scalar in a Tensor's place).
-template <library_op Op>
-AnyTensor call_args(std::span<const Arg> args) {
-  static const Schema s = parse_schema(Op::schema);
-  const ArgReader r(s, args);
-  std::vector<AnyTensor> t;
-  if constexpr (requires { Op::tensors(r); }) t = Op::tensors(r);
-  else t = r.tensors();
-  return call<Op>(t, Op::args(r));
 }
 
 }  // namespace torchtpu::ops

@@ -64,7 +64,8 @@ struct CatOp {
     int64_t dim = 0;  ///< the dim to concatenate along (negative counts from the end)
   };
   /// Arguments from a model node or a run-time call (schema names).
-  static Args args(const ArgReader& r) { return Args{r.to_int("dim")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("dim")}; }
 
   /// A legacy empty operand: skipped.
   static bool skipped(const TensorMeta& m) { return m.dim() == 1 && m.sizes[0] == 0; }
@@ -142,7 +143,8 @@ struct StackOp {
     int64_t dim = 0;  ///< where the new dim goes (negative counts from the end of the result)
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{r.to_int("dim")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("dim")}; }
 
   /// Dtype and shape rule.
   static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
@@ -201,7 +203,8 @@ struct RollOp {
     Dims dims;    ///< dims to roll along; empty: the flattened tensor
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) {
+  template <class R>
+  static Args args(const R& r) {
     return Args{detail::to_dims(r.to_ints("shifts"), aten, "shifts"), detail::to_dims(r.to_ints("dims"), aten, "dims")};
   }
   /// Dtype and shape rule.
@@ -284,7 +287,8 @@ struct TriangleOp {
     int64_t diagonal = 0;  ///< which diagonal bounds the triangle (0: the main one)
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{r.to_int("diagonal")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("diagonal")}; }
   /// Dtype and shape rule.
   static TensorMeta infer(std::span<const TensorMeta> in, const Args&) {
     if (in[0].dim() < 2)
@@ -351,7 +355,8 @@ struct RepeatOp {
     Dims repeats;  ///< the count per dim of the result
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{detail::to_dims(r.to_ints("repeats"), aten, "repeats")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{detail::to_dims(r.to_ints("repeats"), aten, "repeats")}; }
   /// `self`'s shape with leading 1s up to the rank of `repeats`.
   static Dims padded(const Dims& s, int rank) {
     Dims p = Dims::filled(rank, 1);
@@ -426,7 +431,8 @@ struct FlipOp {
     Dims dims;  ///< the dims to reverse
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{detail::to_dims(r.to_ints("dims"), aten, "dims")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{detail::to_dims(r.to_ints("dims"), aten, "dims")}; }
   /// Dtype and shape rule.
   static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
     bool seen[max_rank] = {};
@@ -481,7 +487,8 @@ struct DiagOp {
     int64_t diagonal = 0;  ///< which diagonal (0: main, > 0 above, < 0 below)
   };
   /// Arguments from a model node or a run-time call.
-  static Args args(const ArgReader& r) { return Args{r.to_int("diagonal")}; }
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("diagonal")}; }
   /// The length of diagonal `k` of an `m x n` matrix.
   static int64_t length(int64_t m, int64_t n, int64_t k) {
     return k >= 0 ? std::max<int64_t>(0, std::min(m, n - std::min(k, n))) : std::max<int64_t>(0, std::min(m + std::max(k, -m), n));

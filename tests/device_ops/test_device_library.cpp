@@ -185,11 +185,25 @@ TEST_CASE("indexing ops on the device (index_select, gather, take_along_dim, sca
               scatter(zeros<float>(Dims{4}), 0, index_of({3, 2, 1, 0}, Dims{4}), sp), 0.0);
   // num_classes = -1 would read the data: not on a device
   CHECK_THROWS_AS(one_hot(index_of({1}, Dims{1}).to(test_device())), UnsupportedOperator);
-  // an out-of-range index is not detected on devices (docs: ops/indexing.hpp): it selects nothing
-  const Tensor<float> d = index_select(x.to(test_device()), 1, index_of({7, 1}, Dims{2}).to(test_device()));
-  const Tensor<float> h = Tensor<float>(d.cpu());
-  CHECK(h.at(0, 0) == 0.0f);
-  CHECK(h.at(1, 1) == x.at(1, 1));
+  // an out-of-range index is a run-time check of the program: the IndexError comes when the
+  // result is read (the cpu raises it at the call), and the program never reads out of bounds
+  auto read = [](const Tensor<float>& t) { return Tensor<float>(t.cpu()); };
+  const Tensor<float> bad = index_select(x.to(test_device()), 1, index_of({7, 1}, Dims{2}).to(test_device()));
+  CHECK_THROWS_WITH(read(bad), Catch::Contains("aten::index_select: an index is out of bounds for dimension 1 with size"));
+  CHECK_THROWS_AS(read(bad), IndexError);
+  CHECK_THROWS_AS(index_select(x, 1, index_of({7, 1}, Dims{2})), IndexError);
+  CHECK_THROWS_AS(read(gather(x.to(test_device()), 0, index_of({0, -1}, Dims{1, 2}).to(test_device()))), IndexError);
+  CHECK_THROWS_AS(read(scatter(x.to(test_device()), 1, index_of({5}, Dims{1, 1}).to(test_device()), 1.0)), IndexError);
+  CHECK_THROWS_AS(Tensor<int64_t>(one_hot(index_of({0, 3}, Dims{2}).to(test_device()), 3).cpu()), IndexError);
+  // a later statement that reads a failed one fails too; an unrelated one is unaffected
+  CHECK_THROWS_AS(read(Tensor<float>(bad * 2.0f)), IndexError);
+  check_close(Tensor<float>(x.to(test_device()) + 1.0f), Tensor<float>(x + 1.0f), 0.0);
+  // repeated indices: the last write along `dim` wins on the device as on the cpu
+  const Tensor<float> base = zeros<float>(Dims{2, 3}), vals = {{1, 2, 3, 4}, {5, 6, 7, 8}};
+  const Tensor<int64_t> rep = index_of({0, 2, 0, 0, 1, 1, 1, 2}, Dims{2, 4});
+  const Tensor<float> want = scatter(base, 1, rep, vals);
+  CHECK(host_values(want) == std::vector<double>{4, 0, 2, 0, 7, 8});
+  check_close(scatter(base.to(test_device()), 1, rep.to(test_device()), vals.to(test_device())), want, 0.0);
 }
 
 TEST_CASE("library ops on the device: errors", "[pjrt][library][errors]") {

@@ -112,3 +112,33 @@ TEST_CASE("jit lower: gelu approximate='tanh' lowers to torch's tanh form, not t
     CHECK(max_rel(p.run({in})[0], want) < 1e-6);
   }
 }
+
+TEST_CASE("jit lower: library ops with int64 constants; run-time index checks of the compiled program", "[jit][pjrt]") {
+  // index_select(x, 1, idx) * 1 with an int64 index constant (a weight uploaded as int64), then
+  // cat along 0 with x: the library's lowerings; an index out of range fails the run with the
+  // cpu's IndexError (a run-time check read after each run), never a silent value.
+  auto build = [](std::vector<int64_t> idx) {
+    Graph g;
+    const int x = g.add_input("x");
+    torchtpu::Tensor<int64_t> it = torchtpu::Tensor<int64_t>::empty(Dims{int64_t(idx.size())});
+    for (size_t i = 0; i < idx.size(); ++i) it.data_ptr()[i] = idx[i];
+    const int sel = g.add_node("aten::index_select", {x, g.add_constant(Value(int64_t(1))), g.add_constant(Value(it))}, 1,
+                               "n0")[0];
+    const int list = g.add_node("prim::ListConstruct", {sel, x}, 1, "n1")[0];
+    g.set_outputs({g.add_node("aten::cat", {list, g.add_constant(Value(int64_t(1)))}, 1, "n2")[0]});
+    g.finalize();
+    return g;
+  };
+  const FloatTensor in = torchtpu::arange<float>(0, 6).reshape(Dims{2, 3});
+  const Graph ok = build({2, 0});
+  torchtpu::jit::DeviceProgram p(ok, {in.sizes()}, emulator());
+  const FloatTensor got = p.run({in})[0];
+  CHECK(max_rel(got, ok.run({Value(in)})[0].tensor()) == 0.0);
+  CHECK(got.sizes() == Dims{2, 5});
+  CHECK(got.contiguous().data_ptr()[0] == 2.0f);  // x[0][2]
+  const Graph bad = build({2, 3});
+  CHECK_THROWS_AS(bad.run({Value(in)}), torchtpu::IndexError);
+  torchtpu::jit::DeviceProgram q(bad, {in.sizes()}, emulator());
+  CHECK_THROWS_WITH(q.run({in}), Catch::Contains("aten::index_select: an index is out of bounds for dimension 1 with size 3"));
+  CHECK_THROWS_AS(q.run({in}), torchtpu::IndexError);
+}

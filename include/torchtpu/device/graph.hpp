@@ -400,13 +400,15 @@ class PendingGraph : public std::enable_shared_from_this<PendingGraph> {
       throw;
     }
     // A failed run-time check fails its statement and every statement computed from it (they
-    // rethrow its ValueError when used); the other outputs of the program are valid.
+    // rethrow its ValueError, or IndexError for a message tagged "IndexError: ", when used);
+    // the other outputs of the program are valid.
     for (size_t i = 0; i < stmts.size(); ++i)
       for (const Ref& r : stmts[i].inputs)
         if (failed[i].empty() && r.stmt >= 0) failed[i] = failed[static_cast<size_t>(r.stmt)];
     for (size_t j = 0; j < outs.size(); ++j) {
       const std::string& why = failed[static_cast<size_t>(out_stmt[j])];
       if (why.empty()) outs[j]->buffer = std::move(buffers[j]);
+      else if (why.rfind("IndexError: ", 0) == 0) outs[j]->error = std::make_exception_ptr(IndexError(why.substr(12)));
       else outs[j]->error = std::make_exception_ptr(ValueError(why));
       outs[j]->graph.reset();
       outs[j]->stmt = -1;

@@ -531,10 +531,6 @@ class DeviceProgram {
       for (const auto& [k, c] : missing) msg += "\n  " + k + " x" + std::to_string(c) + ", first at " + first[k];
       throw UnsupportedOperator(msg);
     }
-    // A lowering that adds run-time checks (integer division by zero) needs the deferred
-    // graph's handling of them (device/graph.hpp); none of this file's lowerings does.
-    if (b.check_code().valid())
-      throw UnsupportedOperator("the model's program needs run-time checks, which the compiled path does not read");
     std::vector<sh::Value> results;
     for (int s : g.output_slots()) {
       results.push_back(to_device(lv[size_t(s)]));
@@ -543,8 +539,14 @@ class DeviceProgram {
                                   std::to_string(results.size() - 1) + " is " +
                                   std::string(dtype_name(results.back().dtype)));
     }
-    b.set_results(results);
     for (const auto& r : results) out_dims_.push_back(r.dims);
+    // Run-time checks of the lowerings (an index out of range, an integer division by zero):
+    // one more i32 result, read after each run (`run` throws the failed check's error).
+    if (b.check_code().valid()) {
+      results.push_back(b.take_check_code());
+      checked_ = true;
+    }
+    b.set_results(results);
     text_ = b.str();
     exe_ = pjrt::CompilationCache::global().get_or_compile(client_, text_);
     for (const Param& p : params_)
@@ -555,6 +557,8 @@ class DeviceProgram {
   }
 
   /// Runs on `inputs` (float32, the lowered shapes); returns the outputs on the host.
+  /// **Errors:** IndexError / ValueError when a run-time check of the program failed (an index
+  /// out of range, an integer division by zero), as the cpu kernels report them; DeviceError.
   std::vector<FloatTensor> run(const std::vector<FloatTensor>& inputs) const {
     std::vector<pjrt::Buffer> in;
     for (const auto& x : inputs) {
@@ -566,6 +570,16 @@ class DeviceProgram {
     size_t wi = 0;
     for (const Param& p : params_) args.push_back(p.input >= 0 ? &in.at(size_t(p.input)) : &weights_.at(wi++));
     std::vector<pjrt::Buffer> out = exe_->execute(std::span<const pjrt::Buffer* const>(args.data(), args.size()));
+    if (checked_) {
+      int32_t code = 0;
+      out.back().to_host(&code, sizeof code);
+      out.pop_back();
+      if (code != 0) {
+        const std::string why = sh::check_message(code);
+        if (why.rfind("IndexError: ", 0) == 0) throw IndexError(why.substr(12));
+        throw ValueError(why);
+      }
+    }
     std::vector<FloatTensor> r;
     for (size_t i = 0; i < out.size(); ++i) {
       Dims d;
@@ -590,6 +604,7 @@ class DeviceProgram {
   std::vector<Param> params_;
   std::vector<pjrt::Buffer> weights_;
   std::vector<std::vector<int64_t>> out_dims_;
+  bool checked_ = false;  ///< the program returns a run-time check code after the outputs
   std::string text_;
   std::shared_ptr<pjrt::Executable> exe_;
 };

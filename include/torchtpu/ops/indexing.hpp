@@ -91,16 +91,29 @@ auto add_identity(B& b, ScalarType dtype, std::vector<int64_t> dims) {
   return b.constant_int(0, dtype, std::move(dims));
 }
 
+/// Adds a run-time check (reported after the program ran, as the cpu's IndexError) that every
+/// index of `idx` lies in `[0, n)`; the lowerings below never read or write outside an operand
+/// either way (an out-of-range index matches no position).
+template <class B, class V>
+void check_range(B& b, const V& idx, int64_t n, int dim, std::string_view op) {
+  if (numel(Dims(std::span<const int64_t>(idx.dims))) == 0) return;
+  const V low = b.compare("LT", idx, b.constant_int(0, idx.dtype, idx.dims));
+  const V high = b.compare("GE", idx, b.constant_int(n, idx.dtype, idx.dims));
+  b.runtime_check(b.binary("or", low, high), "IndexError: " + std::string(op) + ": an index is out of bounds for dimension " +
+                                                 std::to_string(dim) + " with size " + std::to_string(n));
+}
+
 /// `r` = `x[..., idx[i], ...]` along `dim` for each position `i` of `idx` (torch.gather's
 /// rule, `idx` of `x`'s rank, sizes <= `x`'s outside `dim`), in StableHLO: a one-hot mask
 /// `idx == iota` over a new last axis of size `x.size(dim)`, select, and a sum with the exact
 /// identity `add_identity` (an or-reduce for bool); positions whose index hits nothing (out of
 /// range) get 0.
 template <class B, class V>
-V lower_take(B& b, const V& x, int dim, const V& idx) {
+V lower_take(B& b, const V& x, int dim, const V& idx, std::string_view op) {
   const int r = static_cast<int>(x.dims.size());
   const std::vector<int64_t> s = idx.dims;
   const int64_t n = x.dims[static_cast<size_t>(dim)];
+  check_range(b, idx, n, dim, op);
   if (numel(Dims(std::span<const int64_t>(s))) == 0 || n == 0) return b.constant_int(0, x.dtype, s);
   std::vector<int64_t> lim = s;
   lim[static_cast<size_t>(dim)] = n;
@@ -133,10 +146,11 @@ V lower_take(B& b, const V& x, int dim, const V& idx) {
 /// `src` elements summed over `dim` (exactly: one term and `add_identity`s, unless indices
 /// repeat; or for bool), moved back into place, padded to `self`'s shape and combined.
 template <class B, class V>
-V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, bool add) {
+V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, bool add, std::string_view op) {
   const int r = static_cast<int>(self.dims.size());
   const std::vector<int64_t> s = idx.dims;
   const int64_t n = self.dims[static_cast<size_t>(dim)];
+  check_range(b, idx, n, dim, op);
   if (numel(Dims(std::span<const int64_t>(s))) == 0 || n == 0) return self;
   using RO = reduce_op_t<B>;
   const bool is_bool = self.dtype == ScalarType::Bool;
@@ -144,7 +158,18 @@ V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, bool a
   wide.push_back(n);
   for (int d = 0; d < r; ++d) idims.push_back(d);
   const V sb = b.broadcast_in_dim(b.slice(src, std::vector<int64_t>(s.size(), 0), s), wide, idims);
-  const V mask = b.compare("EQ", b.broadcast_in_dim(idx, wide, idims), b.iota(ScalarType::Int64, wide, r));
+  V mask = b.compare("EQ", b.broadcast_in_dim(idx, wide, idims), b.iota(ScalarType::Int64, wide, r));
+  if (!add) {
+    // Repeated indices: the last write along `dim` wins, as on the cpu (row-major order): keep,
+    // per target, only the source position with the largest coordinate along `dim`.
+    const V pos = b.iota(ScalarType::Int64, wide, dim);
+    const V cand = b.select(mask, pos, b.constant_int(-1, ScalarType::Int64, wide));
+    const V last = b.reduce(cand, b.constant_int(-1, ScalarType::Int64), RO::Max, {dim});
+    std::vector<int64_t> keep;
+    for (int d = 0; d <= r; ++d)
+      if (d != dim) keep.push_back(d);
+    mask = b.binary("and", mask, b.compare("EQ", pos, b.broadcast_in_dim(last, wide, keep)));
+  }
   const V fill = add_identity(b, self.dtype, wide), init = add_identity(b, self.dtype, {});
   V vals = b.reduce(b.select(mask, sb, fill), init, is_bool ? RO::Or : RO::Add, {dim});
   V hit = b.reduce(mask, b.constant_int(0, ScalarType::Bool), RO::Or, {dim});
@@ -267,7 +292,7 @@ struct IndexSelectOp {
     if (x.dims.empty()) return x;  // the one index must be 0 (checked on the cpu only)
     const int d = wrap_dim(a.dim, static_cast<int>(x.dims.size()), aten);
     const V idx = b.broadcast_in_dim(b.reshape(in[1], {out[d]}), detail::vec(out), {d});
-    return detail::lower_take(b, x, d, idx);
+    return detail::lower_take(b, x, d, idx, aten);
   }
 };
 
@@ -337,8 +362,8 @@ struct GatherOp {
   template <class B, class V>
   static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
     const int r = static_cast<int>(in[0].dims.size());
-    if (r == 0) return b.reshape(detail::lower_take(b, b.reshape(in[0], {1}), 0, b.reshape(in[1], {1})), detail::vec(out));
-    return detail::lower_take(b, in[0], wrap_dim(a.dim, r, aten), in[1]);
+    if (r == 0) return b.reshape(detail::lower_take(b, b.reshape(in[0], {1}), 0, b.reshape(in[1], {1}), aten), detail::vec(out));
+    return detail::lower_take(b, in[0], wrap_dim(a.dim, r, aten), in[1], aten);
   }
 };
 
@@ -413,13 +438,13 @@ struct TakeAlongDimOp {
   static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
     const V &x = in[0], &i = in[1];
     if (!a.has_dim || x.dims.empty())
-      return b.reshape(detail::lower_take(b, b.reshape(x, {x.numel()}), 0, b.reshape(i, {numel(out)})), detail::vec(out));
+      return b.reshape(detail::lower_take(b, b.reshape(x, {x.numel()}), 0, b.reshape(i, {numel(out)}), aten), detail::vec(out));
     const int r = static_cast<int>(x.dims.size());
     const int d = wrap_dim(a.dim, r, aten);
     std::vector<int64_t> xs = detail::vec(out), all;
     xs[static_cast<size_t>(d)] = x.dims[static_cast<size_t>(d)];
     for (int e = 0; e < r; ++e) all.push_back(e);
-    return detail::lower_take(b, b.broadcast_in_dim(x, xs, all), d, b.broadcast_in_dim(i, detail::vec(out), all));
+    return detail::lower_take(b, b.broadcast_in_dim(x, xs, all), d, b.broadcast_in_dim(i, detail::vec(out), all), aten);
   }
 };
 
@@ -479,12 +504,13 @@ struct ScatterBase {
   /// StableHLO: detail::lower_scatter.
   template <class B, class V>
   static V lower(B& b, std::span<const V> in, const Args& a, const Dims&) {
+    const std::string_view op = Add ? "aten::scatter_add" : "aten::scatter";
     const int r = static_cast<int>(in[0].dims.size());
     if (r == 0) {
       auto one = [&b](const V& v) { return b.reshape(v, {1}); };
-      return b.reshape(detail::lower_scatter(b, one(in[0]), 0, one(in[1]), one(in[2]), Add), {});
+      return b.reshape(detail::lower_scatter(b, one(in[0]), 0, one(in[1]), one(in[2]), Add, op), {});
     }
-    return detail::lower_scatter(b, in[0], wrap_dim(a.dim, r, Add ? "aten::scatter_add" : "aten::scatter"), in[1], in[2], Add);
+    return detail::lower_scatter(b, in[0], wrap_dim(a.dim, r, op), in[1], in[2], Add, op);
   }
 };
 
@@ -684,6 +710,7 @@ struct OneHotOp {
   template <class B, class V>
   static V lower(B& b, std::span<const V> in, const Args&, const Dims& out) {
     const V& x = in[0];
+    detail::check_range(b, x, out.back(), static_cast<int>(x.dims.size()), aten);  // class values in [0, num_classes)
     std::vector<int64_t> bd;
     for (size_t e = 0; e < x.dims.size(); ++e) bd.push_back(static_cast<int64_t>(e));
     const V mask = b.compare("EQ", b.broadcast_in_dim(x, detail::vec(out), bd),

@@ -237,8 +237,9 @@ struct Scalar {
 /// **Shapes:** `self: [..., n, ...]` (`n` at `dim`), `index: [k]` (or 0-dim) → `[..., k, ...]`.
 /// **Dtypes:** `self` all eight (the result's); `index` int64 or int32.
 /// **Errors:** TypeError for another index dtype; ShapeError for an index of rank > 1;
-/// IndexError for `dim` out of range or (cpu) an index outside `[0, n)` (torch does not wrap
-/// negative indices here).
+/// IndexError for `dim` out of range or an index outside `[0, n)` (torch does not wrap
+/// negative indices here; on PJRT devices a run-time check of the program, raised when the
+/// result is read).
 /// **Source:** torch.index_select. **Lowering:** detail::lower_take (one-hot mask, select,
 /// reduce).
 struct IndexSelectOp {
@@ -303,7 +304,7 @@ struct IndexSelectOp {
 /// `index`'s shape.
 /// **Dtypes:** `self` all eight (the result's); `index` int64 only (as torch).
 /// **Errors:** TypeError for another index dtype; ShapeError for ranks or sizes that do not
-/// fit (naming every operand); IndexError for `dim` out of range or (cpu) an index outside
+/// fit (naming every operand); IndexError for `dim` out of range or an index (on devices: a run-time check) outside
 /// `[0, self.size(dim))`.
 /// **Source:** torch.gather. **Lowering:** detail::lower_take.
 struct GatherOp {
@@ -374,7 +375,7 @@ struct GatherOp {
 /// shape with `indices.size(dim)` at `dim`; without: `[indices.numel()]`.
 /// **Dtypes:** `self` all eight; `indices` int64 only.
 /// **Errors:** TypeError for another index dtype; ShapeError for ranks that differ or sizes
-/// that do not broadcast; IndexError for `dim` out of range or (cpu) an index out of range.
+/// that do not broadcast; IndexError for `dim` out of range or an index out of range (on devices: a run-time check).
 /// **Source:** torch.take_along_dim. **Lowering:** broadcast_in_dim, detail::lower_take.
 struct TakeAlongDimOp {
   ///@{
@@ -522,9 +523,9 @@ struct ScatterBase {
 /// **Dtypes:** all eight (`src` of `self`'s dtype); `index` int64 only.
 /// **Errors:** TypeError for another index dtype or a `src` of another dtype; ShapeError for
 /// sizes that do not fit (naming every operand); IndexError for `dim` out of range or (cpu) an
-/// index outside `[0, self.size(dim))`. Where indices repeat, the cpu keeps the last write in
-/// row-major order and devices write the sum of the colliding values (or for bool) (torch:
-/// which write wins is unspecified).
+/// index outside `[0, self.size(dim))`. Where indices repeat, the last write in row-major order
+/// (the largest position along `dim`) wins, on the cpu and on devices (torch: which write
+/// wins is unspecified).
 /// **Source:** torch.scatter (the `reduce=` forms are not supported). **Lowering:**
 /// detail::lower_scatter.
 struct ScatterOp : ScatterBase<false> {

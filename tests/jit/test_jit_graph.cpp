@@ -526,3 +526,38 @@ TEST_CASE("jit graph: Debug mode checks a huge broadcast view without copying it
   const float nan = std::numeric_limits<float>::quiet_NaN();
   CHECK(g.run({Value(t({nan, 1.0f}, Dims{1, 2}))}, Mode::Debug)[0].tensor().sizes() == Dims{big, 2});
 }
+
+TEST_CASE("jit registry: one-operand elementwise ops from the op list, every dtype", "[jit]") {
+  // aten::round / aten::sign / aten::isnan come from ops::ElementwiseOps (no hand-written
+  // entry): the input's dtype is kept (round, sign) or the result is bool (isnan).
+  auto run = [](const char* op, const torchtpu::AnyTensor& x) {
+    const auto def = torchtpu::jit::registry().find(op);
+    REQUIRE(def);
+    const Value in(x);
+    std::vector<const Value*> args{&in};
+    std::vector<Value> out(1);
+    torchtpu::jit::OpContext ctx{args, out, {}};
+    def->kernel(ctx);
+    return out[0].any();
+  };
+  const torchtpu::AnyTensor f = t({0.5f, 1.5f, -2.5f, NAN}, Dims{4});
+  const torchtpu::AnyTensor r = run("aten::round", f);
+  REQUIRE(r.dtype() == torchtpu::ScalarType::Float);
+  const auto rv = values(r.get<float>());
+  CHECK(rv[0] == 0.0f);
+  CHECK(rv[1] == 2.0f);
+  CHECK(rv[2] == -2.0f);
+  CHECK(std::isnan(rv[3]));
+  const torchtpu::AnyTensor n = run("aten::isnan", f);
+  REQUIRE(n.dtype() == torchtpu::ScalarType::Bool);
+  CHECK(n.get<bool>().contiguous().data_ptr()[3]);
+  CHECK_FALSE(n.get<bool>().contiguous().data_ptr()[0]);
+  const torchtpu::Tensor<int64_t> ids = {-7, 0, 3};
+  const torchtpu::AnyTensor s = run("aten::sign", ids);
+  REQUIRE(s.dtype() == torchtpu::ScalarType::Int64);
+  CHECK(s.get<int64_t>().contiguous().data_ptr()[0] == -1);
+  CHECK(s.get<int64_t>().contiguous().data_ptr()[2] == 1);
+  // a math function on an int64 tensor computes in float32, as torch
+  const torchtpu::AnyTensor e = run("aten::exp", ids);
+  CHECK(e.dtype() == torchtpu::ScalarType::Float);
+}

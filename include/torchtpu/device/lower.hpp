@@ -12,8 +12,8 @@
 // where `x` are the operands already converted to the op's compute dtype and broadcast to the
 // result shape (B = ConstantHoistingBuilder, V = stablehlo::Value). A reduction may add
 //   `template <class B, class V> static V lower_finalize(B& b, const V& acc, int64_t count);`
-// Hooks are found by op name in tables built here from the list of op structs (`op_hooks`):
-// an op struct with a hook must be listed there.
+// Hooks are found by op name in tables built here from the list of op structs
+// (`ops::ElementwiseOps`, ops/all.hpp): an op struct with a hook must be listed there.
 #pragma once
 #include <array>          // std::array
 #include <bit>            // std::bit_cast
@@ -233,14 +233,15 @@ OpHooks collect_hooks() {
   return h;
 }
 
-/// Every op struct of ops/ (the ones without hooks are harmless here).
+template <class... Ops>
+OpHooks collect_hooks_of(ops::OpList<Ops...>) {
+  return collect_hooks<Ops...>();
+}
+
+/// The hooks of every elementwise and reduction op struct (ops::ElementwiseOps, ops/all.hpp;
+/// the ones without hooks are harmless here).
 inline const OpHooks& op_hooks() {
-  static const OpHooks h = collect_hooks<
-      AddOp, SubOp, MulOp, DivOp, FloorDivideOp, RemainderOp, PowOp, MinimumOp, MaximumOp, EqOp, NeOp, LtOp,
-      LeOp, GtOp, GeOp, LogicalAndOp, LogicalOrOp, LogicalNotOp, BitwiseAndOp, BitwiseOrOp, BitwiseNotOp, WhereOp,
-      SumOp, MeanOp, ProdOp, MaxOp, MinOp, AnyOp, AllOp, ArgMaxOp, ArgMinOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp,
-      Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, TanhOp, ErfOp, SigmoidOp, ReluOp, GeluOp, SiluOp, ClampOp,
-      HardswishOp, HardsigmoidOp>();
+  static const OpHooks h = collect_hooks_of(ops::ElementwiseOps{});
   return h;
 }
 

@@ -472,7 +472,8 @@ inline void register_builtin_ops(Registry& r) {
     r.add(std::move(d));
   };
 
-  register_library_ops(r);  // cat, stack, ... (ops/all.hpp)
+  register_elementwise_ops(r);  // floor, sign, isnan, ... (the hand-written entries below replace some)
+  register_library_ops(r);      // cat, stack, ... (ops/all.hpp)
 
   // ---- structure: lists, tuples, numbers ------------------------------------------------
   def("prim::ListConstruct", [](OpContext& c) {
@@ -798,21 +799,7 @@ inline void register_builtin_ops(Registry& r) {
   act("aten::clamp_min", [](std::span<const Value* const> in) {
     return Epilogue{K::Clamp, in.size() > 1 ? in[1]->to_double("aten::clamp_min") : 0.0, INFINITY};
   }, false);
-  def("aten::neg", [](OpContext& c) {
-    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::neg(c.arg(0, "aten::neg").tensor("aten::neg"))));
-  });
-  def("aten::exp", [](OpContext& c) {
-    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::exp(c.arg(0, "aten::exp").tensor("aten::exp"))));
-  });
-  def("aten::sqrt", [](OpContext& c) {
-    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::sqrt(c.arg(0, "aten::sqrt").tensor("aten::sqrt"))));
-  });
-  def("aten::rsqrt", [](OpContext& c) {
-    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::rsqrt(c.arg(0, "aten::rsqrt").tensor("aten::rsqrt"))));
-  });
-  def("aten::erf", [](OpContext& c) {
-    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::erf(c.arg(0, "aten::erf").tensor("aten::erf"))));
-  });
+  // aten::neg, exp, sqrt, rsqrt, erf, floor, sign, isnan, ...: register_elementwise_ops (every dtype)
 
   // ---- load-time argument checks (OpDef::check): every argument the kernels or the lowering
   // would ignore or compute differently is either honoured or rejected here, before anything runs.

@@ -4,7 +4,7 @@
 // graph value into an op argument (also for the lowering, jit/lower.hpp). No per-op code here.
 #pragma once
 #include <string>       // std::string
-#include <type_traits>  // std::type_identity
+#include <type_traits>  // std::type_identity, std::is_empty_v
 #include <vector>       // std::vector
 
 #include "../ops/all.hpp"  // LibraryOps, ops::call_args, ops::Arg
@@ -27,6 +27,27 @@ inline ops::Arg to_arg(const Value& v) {
     case Value::Kind::TensorList: return ops::Arg(v.anys());
   }
   return ops::Arg();
+}
+
+/// Adds a registry entry for every op of `ops::UnaryOps` (its
+/// aten name; kernel: the typed expression on the input's dtype, the result dtype by the op's
+/// policy: integers to float32 for math functions, bool for predicates). Ops with hand-written
+/// entries (activations that fuse as epilogues) replace these when registered afterwards.
+inline void register_elementwise_ops(Registry& r) {
+  ops::UnaryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
+    {
+      OpDef d;
+      d.name = std::string(Op::aten);
+      d.kernel = [](OpContext& c) {
+        const AnyTensor& x = c.arg(0, Op::aten.data()).any(Op::aten.data());
+        c.out[0] = Value(x.visit([]<class T>(const Tensor<T>& t) -> AnyTensor {
+          using R = typename Op::template result<T>;
+          return AnyTensor(Tensor<R>(make_map(Op{}, t)));
+        }));
+      };
+      r.add(std::move(d));
+    }
+  });
 }
 
 /// Adds a registry entry for every op of the operator library (its aten name; kernel: the

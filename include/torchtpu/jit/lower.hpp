@@ -243,6 +243,25 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
   static const std::map<std::string, GraphLowering> m = [] {
     std::map<std::string, GraphLowering> r;
     ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) { r[std::string(Op::aten)] = &lower_library_op<Op>; });
+    // one-operand elementwise ops (the entries below replace the activations'): the struct's
+    // hook, or its StableHLO name; math functions compute integers in float32
+    ops::UnaryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
+      {
+        r[std::string(Op::aten)] = [](LowerContext& c) {
+          sh::Value x = c.dev(0);
+          if constexpr (std::is_base_of_v<floating_policy, Op>)
+            if (!is_floating(x.dtype)) x = c.b.convert(x, ScalarType::Float);
+          if constexpr (requires(const Op& op, sh::Builder& b, const sh::Value* v) { op.lower(b, v); }) {
+            c.out[0] = LValue::of(Op{}.lower(c.b, &x));
+          } else {
+            constexpr std::string_view prefix = "stablehlo.";
+            if (Op::hlo == "chlo.erf") c.out[0] = LValue::of(c.b.unary("erf", x));
+            else if (Op::hlo.substr(0, prefix.size()) == prefix) c.out[0] = LValue::of(c.b.unary(Op::hlo.substr(prefix.size()), x));
+            else throw UnsupportedOperator(std::string(Op::aten) + " has no StableHLO lowering");
+          }
+        };
+      }
+    });
     auto unary_act = [](Epilogue::Kind k) {
       return [k](LowerContext& c) { c.out[0] = LValue::of(act(c.b, Epilogue{k, 0, 0}, c.dev(0))); };
     };

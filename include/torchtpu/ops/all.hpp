@@ -11,8 +11,12 @@
 #include <unordered_map>  // std::unordered_map
 #include <vector>         // std::vector
 
+#include "arith.hpp"     // elementwise op structs (ElementwiseOps)
+#include "compare.hpp"   // elementwise op structs
 #include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp
+#include "reduce.hpp"    // reduction op structs
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
+#include "unary.hpp"     // elementwise op structs
 #include "shape.hpp"     // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp
 
 namespace torchtpu::ops {
@@ -39,6 +43,22 @@ struct OpList {
     (f(std::type_identity<Ops>{}), ...);
   }
 };
+
+/// Every elementwise and reduction op struct (the typed API's expression nodes): the eager
+/// PJRT devices build their table of lowering hooks from it (device/lower.hpp), model graphs
+/// register the unary ones that have no hand-written entry (jit/library_ops.hpp).
+using ElementwiseOps = OpList<
+    AddOp, SubOp, MulOp, DivOp, FloorDivideOp, RemainderOp, PowOp, MinimumOp, MaximumOp, EqOp, NeOp, LtOp, LeOp,
+    GtOp, GeOp, LogicalAndOp, LogicalOrOp, LogicalNotOp, BitwiseAndOp, BitwiseOrOp, BitwiseNotOp, WhereOp, SumOp,
+    MeanOp, ProdOp, MaxOp, MinOp, AnyOp, AllOp, ArgMaxOp, ArgMinOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op,
+    SqrtOp, RsqrtOp, SinOp, CosOp, TanhOp, ErfOp, SigmoidOp, ReluOp, GeluOp, SiluOp, ClampOp, HardswishOp,
+    HardsigmoidOp, FloorOp, CeilOp, TruncOp, RoundOp, SignOp, IsnanOp, IsinfOp, IsfiniteOp>;
+
+/// The one-operand elementwise ops defined on every dtype (integers compute math functions in
+/// float32, predicates give bool): model graphs register these by their aten names with a
+/// dtype-generic kernel and lowering (jit/library_ops.hpp, jit/lower.hpp).
+using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, ErfOp,
+                        LogicalNotOp, FloorOp, CeilOp, TruncOp, RoundOp, SignOp, IsnanOp, IsinfOp, IsfiniteOp>;
 
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,

@@ -1,6 +1,6 @@
 // torchtpu/ops/unary.hpp — elementwise math functions and activations: neg, abs, exp, log,
 // log1p, expm1, sqrt, rsqrt, sin, cos, tanh, erf, sigmoid, relu, gelu, silu, hardtanh,
-// hardswish, hardsigmoid, clamp.
+// hardswish, hardsigmoid, clamp; floor, ceil, trunc, round, sign, isnan, isinf, isfinite.
 #pragma once
 #include <cmath>        // std::exp, std::log, std::tanh, std::erf, ...
 #include <limits>       // std::numeric_limits
@@ -319,6 +319,127 @@ struct HardsigmoidOp : floating_policy {
   template <class V> TORCHTPU_VEC V simd(V x) const { return vhardsigmoid(x); }
 };
 
+/// Shared parts of floor, ceil, trunc and round: integers pass through unchanged (torch; bool
+/// is refused at compile time, as torch refuses it); floats round by `Mode`.
+template <int Mode>
+struct RoundingOp : same_type_policy {
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> M operator()(M x) const {
+    if constexpr (std::is_integral_v<M>) {
+      return x;
+    } else {
+      if constexpr (Mode == 0) return std::floor(x);
+      else if constexpr (Mode == 1) return std::ceil(x);
+      else if constexpr (Mode == 2) return std::trunc(x);
+      else return std::nearbyint(x);  // half to even (the default rounding mode), as torch.round
+    }
+  }
+  /// StableHLO lowering hook: floor / ceil / round_nearest_even; trunc as the floor of |x| with
+  /// x's sign (select); integers unchanged.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    if (!is_floating(x[0].dtype)) return x[0];
+    if constexpr (Mode == 0) return b.unary("floor", x[0]);
+    else if constexpr (Mode == 1) return b.unary("ceil", x[0]);
+    else if constexpr (Mode == 3) return b.unary("round_nearest_even", x[0]);
+    else return b.select(b.compare("LT", x[0], b.constant(0.0, x[0].dtype, x[0].dims)), b.unary("ceil", x[0]),
+                         b.unary("floor", x[0]));
+  }
+};
+/// Elementwise floor (largest integer <= x); integers unchanged.
+struct FloorOp : RoundingOp<0> {
+  ///@{
+  /// Names: `floor`, TorchScript `aten::floor`, StableHLO `stablehlo.floor` (lowered by the hook).
+  static constexpr std::string_view name = "floor", aten = "aten::floor", hlo = "";
+  ///@}
+};
+/// Elementwise ceil (smallest integer >= x); integers unchanged.
+struct CeilOp : RoundingOp<1> {
+  ///@{
+  /// Names: `ceil`, TorchScript `aten::ceil`, StableHLO `stablehlo.ceil` (lowered by the hook).
+  static constexpr std::string_view name = "ceil", aten = "aten::ceil", hlo = "";
+  ///@}
+};
+/// Elementwise truncation toward zero (-1.5 → -1, keeping -0.0); integers unchanged.
+struct TruncOp : RoundingOp<2> {
+  ///@{
+  /// Names: `trunc`, TorchScript `aten::trunc` (lowered by the hook: floor or ceil by sign).
+  static constexpr std::string_view name = "trunc", aten = "aten::trunc", hlo = "";
+  ///@}
+};
+/// Elementwise rounding to the nearest integer, halves to even (0.5 → 0, 1.5 → 2, -2.5 → -2),
+/// as torch.round (decimals=0); integers unchanged.
+struct RoundOp : RoundingOp<3> {
+  ///@{
+  /// Names: `round`, TorchScript `aten::round`, StableHLO `stablehlo.round_nearest_even`.
+  static constexpr std::string_view name = "round", aten = "aten::round", hlo = "";
+  ///@}
+};
+/// Elementwise sign: 1, 0 or -1 in x's dtype; NaN and ±0.0 give +0.0, as torch 1.13's
+/// `(0 < x) - (x < 0)` (StableHLO's sign would keep NaN and -0.0); bool unchanged.
+struct SignOp : same_type_policy {
+  ///@{
+  /// Names: `sign`, TorchScript `aten::sign` (lowered by the hook).
+  static constexpr std::string_view name = "sign", aten = "aten::sign", hlo = "";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> constexpr M operator()(M x) const {
+    if constexpr (std::is_same_v<M, bool>) return x;
+    else return static_cast<M>(static_cast<int>(M(0) < x) - static_cast<int>(x < M(0)));
+  }
+  /// StableHLO lowering hook: `convert(x > 0) - convert(x < 0)` (bool unchanged).
+  template <class B, class V> V lower(B& b, const V* x) const {
+    const ScalarType t = x[0].dtype;
+    if (t == ScalarType::Bool) return x[0];
+    const V zero = b.constant_int(0, t, x[0].dims);
+    return b.subtract(b.convert(b.compare("GT", x[0], zero), t), b.convert(b.compare("LT", x[0], zero), t));
+  }
+};
+/// Elementwise test for NaN (bool result; false for integers and bool).
+struct IsnanOp : predicate_policy {
+  ///@{
+  /// Names: `isnan`, TorchScript `aten::isnan` (lowered by the hook: `x != x`).
+  static constexpr std::string_view name = "isnan", aten = "aten::isnan", hlo = "";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> constexpr bool operator()(M x) const { return x != x; }  // NOLINT: the NaN test
+  /// StableHLO lowering hook: `x != x`.
+  template <class B, class V> V lower(B& b, const V* x) const { return b.compare("NE", x[0], x[0]); }
+};
+/// Elementwise test for ±infinity (bool result; false for integers and bool).
+struct IsinfOp : predicate_policy {
+  ///@{
+  /// Names: `isinf`, TorchScript `aten::isinf` (lowered by the hook: `|x| == inf`).
+  static constexpr std::string_view name = "isinf", aten = "aten::isinf", hlo = "";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> constexpr bool operator()(M x) const {
+    if constexpr (std::is_integral_v<M>) return false;
+    else return x == std::numeric_limits<M>::infinity() || x == -std::numeric_limits<M>::infinity();
+  }
+  /// StableHLO lowering hook: `|x| == inf` (floats), false otherwise.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    if (!is_floating(x[0].dtype)) return b.constant_int(0, ScalarType::Bool, x[0].dims);
+    return b.compare("EQ", b.unary("abs", x[0]), b.constant(std::numeric_limits<double>::infinity(), x[0].dtype, x[0].dims));
+  }
+};
+/// Elementwise test for a finite value (not NaN, not ±inf; true for integers and bool).
+struct IsfiniteOp : predicate_policy {
+  ///@{
+  /// Names: `isfinite`, TorchScript `aten::isfinite` (lowered by the hook).
+  static constexpr std::string_view name = "isfinite", aten = "aten::isfinite", hlo = "";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> constexpr bool operator()(M x) const {
+    if constexpr (std::is_integral_v<M>) return true;
+    else return x - x == M(0);  // NaN and ±inf give NaN
+  }
+  /// StableHLO lowering hook: `x - x == 0` (floats: NaN for NaN and ±inf), true otherwise.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    if (!is_floating(x[0].dtype)) return b.constant_int(1, ScalarType::Bool, x[0].dims);
+    return b.compare("EQ", b.subtract(x[0], x[0]), b.constant(0.0, x[0].dtype, x[0].dims));
+  }
+};
+
 template <class X> requires expression<bare<X>> auto neg(X&& x) { return make_map(NegOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto abs(X&& x) { return make_map(AbsOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto exp(X&& x) { return make_map(ExpOp{}, std::forward<X>(x)); }
@@ -354,5 +475,22 @@ auto clamp_max(X&& x, double hi) { return clamp(std::forward<X>(x), -std::numeri
 /// hardtanh = clamp(x, min_val, max_val); ReLU6 is hardtanh(x, 0, 6).
 template <class X> requires expression<bare<X>>
 auto hardtanh(X&& x, double min_val = -1.0, double max_val = 1.0) { return clamp(std::forward<X>(x), min_val, max_val); }
+
+/// Rounding functions (torch.floor, ceil, trunc, round with halves to even); integers pass
+/// through; bool operands do not compile (torch refuses them too).
+template <class X> requires expression<bare<X>> && (!std::same_as<typename bare<X>::value_type, bool>)
+auto floor(X&& x) { return make_map(FloorOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> && (!std::same_as<typename bare<X>::value_type, bool>)
+auto ceil(X&& x) { return make_map(CeilOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> && (!std::same_as<typename bare<X>::value_type, bool>)
+auto trunc(X&& x) { return make_map(TruncOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> && (!std::same_as<typename bare<X>::value_type, bool>)
+auto round(X&& x) { return make_map(RoundOp{}, std::forward<X>(x)); }
+/// torch.sign: -1, 0 or 1 in x's dtype (NaN → 0).
+template <class X> requires expression<bare<X>> auto sign(X&& x) { return make_map(SignOp{}, std::forward<X>(x)); }
+/// torch.isnan / isinf / isfinite: bool tensors.
+template <class X> requires expression<bare<X>> auto isnan(X&& x) { return make_map(IsnanOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto isinf(X&& x) { return make_map(IsinfOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto isfinite(X&& x) { return make_map(IsfiniteOp{}, std::forward<X>(x)); }
 
 }  // namespace torchtpu

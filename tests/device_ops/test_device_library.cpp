@@ -218,3 +218,18 @@ TEST_CASE("library ops on the device: errors", "[pjrt][library][errors]") {
                                      "[2, 2] float32, [3, 3] float32)") != std::string::npos);
   }
 }
+
+TEST_CASE("embedding on the device: every mode, an out-of-range index is an IndexError", "[pjrt][library][embedding]") {
+  const Tensor<float> table = test_input({6, 4}, 81);
+  const Tensor<bfloat16> tb = Tensor<bfloat16>(table.to<bfloat16>());
+  const Tensor<int64_t> idx = {{5, 0, 5}, {2, 2, 1}};
+  for (ExecutionMode m : {ExecutionMode::Fused, ExecutionMode::Strict, ExecutionMode::Debug}) {
+    ExecutionModeGuard g(m);
+    INFO("mode " << execution_mode_name(m));
+    check_close(embedding(table.to(test_device()), idx.to(test_device())), embedding(table, idx), 0.0);
+    check_close(embedding(tb.to(test_device()), Tensor<int32_t>(idx.to<int32_t>()).to(test_device())), embedding(tb, idx),
+                0.0);
+  }
+  const Tensor<float> bad = embedding(table.to(test_device()), Tensor<int64_t>{6}.to(test_device()));
+  CHECK_THROWS_AS(Tensor<float>(bad.cpu()), IndexError);
+}

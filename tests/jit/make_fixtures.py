@@ -89,6 +89,18 @@ class IntIds(torch.nn.Module):
         return self.lin(f)
 
 
+class EmbedIds(torch.nn.Module):
+    """Token ids (int64) through nn.Embedding, a mean over the sequence and a linear head: the
+    shape of a bag-of-embeddings text classifier."""
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+        self.head = torch.nn.Linear(4, 3)
+
+    def forward(self, ids):
+        return self.head(self.emb(ids).mean(1))
+
+
 def save_io(name, model, x):
     np.save(os.path.join(out, name + ".input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(out, name + ".output.npy"), model(x).detach().numpy().astype(np.float32))
@@ -124,6 +136,13 @@ with torch.no_grad():
     np.save(os.path.join(out, "int_ids.ids.npy"), ids.numpy())
     np.save(os.path.join(out, "int_ids.mask.npy"), mask.numpy())
     np.save(os.path.join(out, "int_ids.output.npy"), ii(ids, mask).numpy().astype(np.float32))
+
+    torch.manual_seed(14)
+    em = EmbedIds().eval()
+    eids = torch.tensor([[1, 9, 9, 0, 4], [3, 3, 2, 7, 5]], dtype=torch.int64)
+    torch.jit.freeze(torch.jit.trace(em, eids)).save(os.path.join(out, "embed_ids.pt"))
+    np.save(os.path.join(out, "embed_ids.ids.npy"), eids.numpy())
+    np.save(os.path.join(out, "embed_ids.output.npy"), em(eids).numpy().astype(np.float32))
 
 torch.save(g.state_dict(), os.path.join(out, "state_dict.pt"))
 torch.save(g, os.path.join(out, "pickled_module.pt"))

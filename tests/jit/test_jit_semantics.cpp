@@ -75,6 +75,12 @@ TEST_CASE("jit semantics: int64 ids, a bool mask and an int64 constant flow thro
     REQUIRE(out.size() == 1);
     CHECK(max_abs(out[0].tensor("output"), want) < 1e-5);
   }
+  // nn.Embedding on int64 token ids (aten::embedding, the operator library), mean, linear
+  const auto em = torchtpu::jit::load(fx + "/embed_ids.pt");
+  const torchtpu::AnyTensor eids = any_npy(fx + "/embed_ids.ids.npy");
+  const FloatTensor ewant = npy_tensor(fx + "/embed_ids.output.npy");
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug})
+    CHECK(max_abs(em.forward(std::vector<torchtpu::jit::Value>{eids}, mode)[0].tensor("output"), ewant) < 1e-6);
   // an op that computes in float32 only says so, naming itself and the dtype
   torchtpu::jit::Graph g;
   const int x = g.add_input("x");

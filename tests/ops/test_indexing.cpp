@@ -257,3 +257,30 @@ TEST_CASE("indexing ops on AnyTensor and by schema, as model graphs call them", 
   CHECK(message_of<TypeError>([&] { (void)ops::call_by_name("aten::scatter", bad); }) ==
         "aten::scatter: argument 'value' must be a number or a 0-dim tensor, got str");
 }
+
+TEMPLATE_TEST_CASE("embedding: rows of the table for every index, any index rank", "[ops][indexing][embedding]", float,
+                   bfloat16, int64_t, bool) {
+  using T = TestType;
+  // table[i][j] = 10 i + j (bool: nonzero), indices [[3, 1, 3], [0, 2, 0]] → rows by hand
+  Tensor<double> td = Tensor<double>::empty(Dims{4, 2});
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 2; ++j) td.data_ptr()[i * 2 + j] = double(10 * i + j);
+  const Tensor<T> table = Tensor<T>(td.template to<T>());
+  const Tensor<int64_t> idx = {{3, 1, 3}, {0, 2, 0}};
+  const Tensor<T> e = embedding(table, idx);
+  CHECK(e.sizes() == Dims{2, 3, 2});
+  const std::vector<double> want = {30, 31, 10, 11, 30, 31, 0, 1, 20, 21, 0, 1};
+  std::vector<double> w;
+  for (double v : want) w.push_back(static_cast<double>(convert<double>(convert<T>(v))));
+  check_values(e, w);
+  // int32 indices, a 0-dim index, a transposed (non-contiguous) table, an empty index list
+  check_values(embedding(table, Tensor<int32_t>{2}), {w[8], w[9]});
+  CHECK(embedding(table, Tensor<int64_t>::empty(Dims{0, 5})).sizes() == Dims{0, 5, 2});
+  const Tensor<T> tt = Tensor<T>(table.t().contiguous()).t();  // same values, strides (1, 4)
+  check_values(embedding(tt, idx), w);
+  // errors: index out of range, a weight that is not 2-D, float indices
+  CHECK_THROWS_WITH(embedding(table, Tensor<int64_t>{4}), Catch::Contains("aten::embedding") && Catch::Contains("4"));
+  CHECK_THROWS_AS(embedding(table, Tensor<int64_t>{-1}), IndexError);
+  CHECK_THROWS_AS(embedding(Tensor<T>(table.reshape(Dims{8})), idx), ShapeError);
+  CHECK_THROWS_AS(embedding(table, Tensor<float>{1.0f}), TypeError);
+}

@@ -297,6 +297,66 @@ struct IndexSelectOp {
   }
 };
 
+/// Rows of an embedding table (torch.nn.functional.embedding, forward): `weight[indices]`.
+///
+/// **Shapes:** `weight: [num, dim]`, `indices: [...]` (any rank) → `[..., dim]`.
+/// **Dtypes:** `weight` all eight (the result's); `indices` int64 or int32.
+/// **Errors:** ShapeError for a `weight` that is not 2-D; TypeError for another index dtype;
+/// IndexError for an index outside `[0, num)` (on PJRT devices a run-time check of the
+/// program). `padding_idx`, `scale_grad_by_freq` and `sparse` change only gradients: the forward
+/// ignores them, as torch's does.
+/// **Source:** torch.nn.functional.embedding / aten::embedding. **Lowering:** detail::lower_take.
+struct EmbeddingOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "embedding", aten = "aten::embedding";
+  static constexpr std::string_view schema =
+      "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+      "bool sparse=False) -> Tensor";
+  ///@}
+  /// The dtypes of `weight` (and the result).
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments (none affects the forward).
+  struct Args {
+    int64_t padding_idx = -1;  ///< gradient-only (kept for completeness)
+  };
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("padding_idx")}; }
+  /// `weight` takes the result dtype; `indices` is read as int64.
+  static ScalarType operand_dtype(size_t i, ScalarType, ScalarType result) { return i == 1 ? ScalarType::Int64 : result; }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args&) {
+    const TensorMeta &w = in[0], &idx = in[1];
+    detail::require_index(idx, in, aten, "indices", true);
+    if (w.dim() != 2) throw ShapeError("aten::embedding: weight must be 2-D (operands " + describe(in) + ")");
+    TensorMeta out{w.dtype, idx.sizes, Device{}, true};
+    out.sizes.push_back(w.sizes[1]);
+    return out;
+  }
+  /// CPU kernel: one row copy per index.
+  template <element T>
+  static void cpu(std::span<const AnyTensor> in, const Args&, Tensor<T>& out) {
+    const Tensor<T> w = in[0].get<T>().contiguous();
+    const Tensor<int64_t> idx = in[1].get<int64_t>().contiguous();
+    const int64_t num = w.size(0), d = w.size(1);
+    T* o = out.data_ptr();
+    for (int64_t k = 0; k < idx.numel(); ++k) {
+      const int64_t i = idx.data_ptr()[k];
+      detail::check_index(i, num, 0, aten);
+      std::copy_n(w.data_ptr() + i * d, d, o + k * d);
+    }
+  }
+  /// StableHLO: the indices flattened and broadcast along the row, then detail::lower_take.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args&, const Dims& out) {
+    const int64_t n = numel(out) / (out.back() == 0 ? 1 : out.back()), d = out.back();
+    if (n == 0 || d == 0) return b.constant_int(0, in[0].dtype, detail::vec(out));
+    const V idx = b.broadcast_in_dim(b.reshape(in[1], {n}), {n, d}, {0});
+    return b.reshape(detail::lower_take(b, in[0], 0, idx, aten), detail::vec(out));
+  }
+};
+
 /// Values of `self` gathered along `dim` at `index` (torch.gather):
 /// `out[i][j][k] = self[index[i][j][k]][j][k]` for dim 0, likewise for the others.
 ///
@@ -744,6 +804,20 @@ template <std::same_as<AnyTensor> A>
 A index_select(const A& self, int64_t dim, const AnyTensor& index) {
   const std::vector<AnyTensor> in{self, index};
   return ops::call<ops::IndexSelectOp>(in, {dim});
+}
+
+/// Rows `weight[indices]` (torch.nn.functional.embedding); see ops::EmbeddingOp.
+/// **Example:** `embedding(table, Tensor<int64_t>{{3, 1}, {0, 0}})` → `[2, 2, dim]`.
+template <element T, int R, element I, int RI>
+Tensor<T> embedding(const Tensor<T, R>& weight, const Tensor<I, RI>& indices) {
+  const std::vector<AnyTensor> in{weight, indices};
+  return ops::call_mixed<ops::EmbeddingOp, T>(in, {});
+}
+/// Run-time typed `embedding`.
+template <std::same_as<AnyTensor> A>
+A embedding(const A& weight, const AnyTensor& indices) {
+  const std::vector<AnyTensor> in{weight, indices};
+  return ops::call<ops::EmbeddingOp>(in, {});
 }
 
 /// Values of `self` at `index` along `dim` (torch.gather); see ops::GatherOp.

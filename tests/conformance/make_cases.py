@@ -426,6 +426,36 @@ def pad_cases(g):
         yield Case(g.t((2, 3), d), [1, 1, 1, 1, 1, 1], 'constant', None, error=True)  # too long
         yield Case(g.t((2, 3), d), [-2, -2], 'constant', None, error=True)  # negative size
     yield Case(g.t((2, 3), 'float32'), [1, 1], 'constant', 0.25)
+    # non-constant modes: 1 to 3 padded dims, batched (torch 1.13's circular wants a batch and
+    # a channel dim); reflect and replicate on float32/float64 (what torch 1.13's cpu kernels
+    # take for every rank)
+    shapes = [((2, 3, 5), [2, 1]), ((1, 4), [1, 3]), ((2, 2, 3, 4), [1, 2, 2, 0]), ((1, 3, 4), [-1, 2, 1, -1]),
+              ((1, 1, 2, 3, 4), [1, 0, 0, 2, 1, 1]), ((2, 1, 3), [0, 0]), ((1, 1, 1, 3), [2, 2, 0, 0])]
+    for mode, dtypes in [('reflect', ['float32', 'float64']), ('replicate', ['float32', 'float64']), ('circular', ALL)]:
+        for d in dtypes:
+            for shape, pad in shapes:
+                if mode == 'circular' and len(shape) != len(pad) // 2 + 2:
+                    continue
+                if mode == 'circular' and min(pad) < 0:
+                    continue  # torch 1.13's _pad_circular fails on overlapping memory there
+                yield Case(g.t(shape, d, '?'), pad, mode, None)
+        if mode != 'replicate':  # reflects / wraps too far
+            yield Case(g.t((1, 2, 3), 'float32'), [3 if mode == 'reflect' else 4, 0], mode, None, error=True)
+        yield Case(g.t((1, 2, 3), 'float32'), [1, 1], mode, 1.0, error=True)  # value with a non-constant mode
+        yield Case(g.t((3,), 'float32'), [1, 1], mode, None, error=True)  # rank 1 for a 1-d pad
+    yield Case(g.t((1, 2, 3), 'int64'), [1, 1], 'reflect', None, error=True)
+    yield Case(g.t((1, 2, 3), 'bool'), [1, 1], 'replicate', None, error=True)
+    yield Case(g.t((1, 2, 3), 'float32'), [1, 1], 'wrap', None, error=True)
+
+
+def constant_pad_nd_cases(g):
+    for d in ALL:
+        for shape, pad, value in [((2, 3), [1, 2], 0), ((2, 3), [0, 0, 1, -1], 1), ((2, 3, 4), [1, 0, 0, 2, 2, 0], 2.5),
+                                  ((0, 3), [1, 1], 3), ((1, 1), [0, 1, 1, 0], True)]:
+            yield Case(g.t(shape, d, '?'), pad, value)
+        yield Case(g.t((2, 3), d), [1, 1])  # value omitted
+        yield Case(g.t((2, 3), d), [1, 1, 1], 0, error=True)  # odd length
+        yield Case(g.t((2, 3), d), [-2, -2], 0, error=True)  # negative size
 
 
 SPECS = [
@@ -446,7 +476,8 @@ SPECS = [
     Spec('aten::masked_fill', 'Scalar', masked_fill_scalar_cases),
     Spec('aten::masked_fill', 'Tensor', masked_fill_tensor_cases),
     Spec('aten::one_hot', 'default', one_hot_cases),
-    Spec('aten::pad', 'default', pad_cases),
+    Spec('aten::pad', 'default', pad_cases, device=12),
+    Spec('aten::constant_pad_nd', 'default', constant_pad_nd_cases),
 ]
 
 # ---- writing ----------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 // strided views as operands, a library op between elementwise statements (fused mode keeps it
 // in the deferred graph), and errors (mixed devices). Values are small integers or exact
 // binary fractions, so the comparison has no tolerance.
-#include <cmath>   // std::signbit
+#include <cmath>   // std::signbit, std::isnan
+#include <string>  // std::string
+#include <vector>  // std::vector
 #include <limits>  // std::numeric_limits
 
 #include "helpers.hpp"  // check_close, host_values, test_device, test_input
@@ -57,6 +59,32 @@ void check_shape_ops() {
   check_close(diag(da.t(), 1), diag(a.t(), 1), 0.0);
 }
 
+
+/// pad (every mode the dtype allows) and constant_pad_nd on the device against the same calls
+/// on the cpu: negative pads, a transposed view, a size-0 dim, 1 to 3 padded dims.
+template <class T>
+void check_pad_ops() {
+  INFO("dtype " << dtype_name(dtype_of<T>()));
+  const auto dev = test_device();
+  const Tensor<T> a = counting<T>(3, 4, 1), b = counting<T>(6, 4, 2).reshape(Dims{1, 2, 3, 4});
+  const auto da = a.to(dev), db = b.to(dev);
+  check_close(pad(da, {1, 2, 0, 1}, "constant", 3.0), pad(a, {1, 2, 0, 1}, "constant", 3.0), 0.0);
+  check_close(pad(da, {1, -2, -1, 1}), pad(a, {1, -2, -1, 1}), 0.0);
+  check_close(pad(da.t(), {2, 0}, "constant", 1.0), pad(a.t(), {2, 0}, "constant", 1.0), 0.0);
+  check_close(constant_pad_nd(db, {0, 1, 1, 0, 1, 1}, 2.0), constant_pad_nd(b, {0, 1, 1, 0, 1, 1}, 2.0), 0.0);
+  check_close(pad(Tensor<T>::empty(Dims{0, 2}).to(dev), {1, 1, 1, 0}), pad(Tensor<T>::empty(Dims{0, 2}), {1, 1, 1, 0}), 0.0);
+  const std::vector<std::vector<int64_t>> pads = {{1, 2}, {-1, 3}, {2, 1, 1, -1}, {1, 0, 0, 1, 1, 1}, {3, 3, 2, 2}};
+  for (const char* mode : {"reflect", "replicate", "circular"}) {
+    if (!is_floating(dtype_of<T>()) && std::string(mode) != "circular") continue;
+    INFO("mode " << mode);
+    for (const auto& p : pads) {  // on a batched operand of rank len(p) / 2 + 2
+      const Dims shape = p.size() == 2 ? Dims{2, 3, 4} : p.size() == 4 ? Dims{1, 2, 3, 4} : Dims{1, 1, 2, 3, 4};
+      check_close(pad(db.reshape(shape), p, mode), pad(b.reshape(shape), p, mode), 0.0);
+    }
+    for (const auto& p : {pads[0], pads[2]})  // a transposed view [1, 4, 3]
+      check_close(pad(da.t().reshape(Dims{1, 4, 3}), p, mode), pad(a.t().reshape(Dims{1, 4, 3}), p, mode), 0.0);
+  }
+}
 
 /// An int64 index tensor of `shape` from `vals`.
 Tensor<int64_t> index_of(const std::vector<int64_t>& vals, const Dims& shape) {
@@ -232,4 +260,29 @@ TEST_CASE("embedding on the device: every mode, an out-of-range index is an Inde
   }
   const Tensor<float> bad = embedding(table.to(test_device()), Tensor<int64_t>{6}.to(test_device()));
   CHECK_THROWS_AS(Tensor<float>(bad.cpu()), IndexError);
+}
+
+TEST_CASE("pad and constant_pad_nd on the device: every dtype, every mode", "[pjrt][library][pad]") {
+  for (ExecutionMode m : {ExecutionMode::Fused, ExecutionMode::Strict, ExecutionMode::Debug}) {
+    ExecutionModeGuard g(m);
+    INFO("mode " << execution_mode_name(m));
+    check_pad_ops<float>();
+    check_pad_ops<int64_t>();
+  }
+  check_pad_ops<bool>();  // the other dtypes in the default mode
+  check_pad_ops<uint8_t>();
+  check_pad_ops<int32_t>();
+  check_pad_ops<half>();
+  check_pad_ops<bfloat16>();
+  check_pad_ops<double>();
+  // NaN, infinities and -0.0 are moved unchanged, and a NaN fill value arrives as NaN
+  const Tensor<float> sp = {{std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity(), -0.0f,
+                             std::numeric_limits<float>::infinity()}};
+  const auto dsp = sp.to(test_device());
+  for (const char* mode : {"reflect", "replicate", "circular"}) check_close(pad(dsp, {2, 3}, mode), pad(sp, {2, 3}, mode), 0.0);
+  const Tensor<float> filled = Tensor<float>(pad(dsp, {1, 1}, "constant", std::numeric_limits<double>::quiet_NaN()).cpu());
+  check_close(filled, pad(sp, {1, 1}, "constant", std::numeric_limits<double>::quiet_NaN()), 0.0);
+  CHECK(std::isnan(filled.at(0, 0)));
+  CHECK(std::signbit(Tensor<float>(pad(dsp, {0, 0}, "reflect").cpu()).at(0, 2)));
+  CHECK_THROWS_AS(pad(dsp, {4, 0}, "reflect"), ShapeError);  // infer runs before anything is recorded
 }

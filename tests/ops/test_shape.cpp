@@ -374,3 +374,121 @@ TEST_CASE("roll, tril, triu, repeat, tile, flip, diag on AnyTensor and by schema
   CHECK(message_of<ValueError>([&] { (void)ops::call_by_name("aten::repeat", long_list); }) ==
         "aten::repeat: at most 8 values in 'repeats', got 9");
 }
+
+// ---- pad, constant_pad_nd -------------------------------------------------------------------
+// Expected values: torch 1.13 (/usr/bin/python3), torch.nn.functional.pad on torch.arange
+// inputs of the same shapes (float32, then read as each dtype by `through<T>`: these modes only
+// move or fill elements), pasted as literals. Circular pads of a 4-D/5-D input ([1, 1, ...]: torch
+// 1.13 wants a batch and a channel dim) give the same values as the unbatched calls here.
+
+namespace {
+/// 0, 1, 2, ... in `shape`.
+template <class T>
+Tensor<T> arange_as(const Dims& shape) {
+  std::vector<double> v(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  return make<T>(v, shape);
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("pad (constant, circular), constant_pad_nd: every dtype, typed API", "[ops][shape][pad]", bool,
+                   uint8_t, int32_t, int64_t, half, bfloat16, float, double) {
+  using T = TestType;
+  const Tensor<T> a = arange_as<T>(Dims{3, 4});
+  // F.pad(a, [1, -2, 0, 1], value=3): a negative pad crops
+  const Tensor<T> c = pad(a, {1, -2, 0, 1}, "constant", 3.0);
+  CHECK(c.sizes() == Dims{4, 3});
+  check_values(c, through<T>({3, 0, 1, 3, 4, 5, 3, 8, 9, 3, 3, 3}));
+  check_values(constant_pad_nd(a, {1, -2, 0, 1}, 3.0), through<T>({3, 0, 1, 3, 4, 5, 3, 8, 9, 3, 3, 3}));
+  // F.pad(arange(6).reshape(1, 2, 3), [0, 1, 1, 0, 0, 1]): value omitted (0), three dims
+  check_values(pad(arange_as<T>(Dims{1, 2, 3}), {0, 1, 1, 0, 0, 1}),
+               through<T>({0, 0, 0, 0, 0, 1, 2, 0, 3, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  // circular: F.pad(a[None, None], [1, 2, -1, 1], mode='circular')
+  const Tensor<T> r = pad(a.reshape(Dims{1, 3, 4}), {1, 2, -1, 1}, "circular");
+  CHECK(r.sizes() == Dims{1, 3, 7});
+  check_values(r, through<T>({7, 4, 5, 6, 7, 4, 5, 11, 8, 9, 10, 11, 8, 9, 7, 4, 5, 6, 7, 4, 5}));
+  // F.pad(arange(8).reshape(1, 1, 2, 2, 2), [1, 0, 0, 1, 1, 1], mode='circular')
+  check_values(pad(arange_as<T>(Dims{1, 2, 2, 2}), {1, 0, 0, 1, 1, 1}, "circular"),
+               through<T>({5, 4, 5, 7, 6, 7, 5, 4, 5, 1, 0, 1, 3, 2, 3, 1, 0, 1,
+                           5, 4, 5, 7, 6, 7, 5, 4, 5, 1, 0, 1, 3, 2, 3, 1, 0, 1}));
+  // non-contiguous operand: a.t() [4, 3] padded on the last dim
+  check_values(pad(a.t(), {1, 0}, "constant", 1.0), through<T>({1, 0, 4, 8, 1, 1, 5, 9, 1, 2, 6, 10, 1, 3, 7, 11}));
+  // size-0 and size-1 dims; an empty pad list copies
+  CHECK(pad(Tensor<T>::empty(Dims{0, 3}), {1, 1}).sizes() == Dims{0, 5});
+  check_values(pad(Tensor<T>::empty(Dims{0, 2}), {0, 0, 1, 1}, "constant", 2.0), through<T>({2, 2, 2, 2}));
+  check_values(pad(arange_as<T>(Dims{1, 1}), {0, 1, 1, 0}, "constant", 1.0), through<T>({1, 1, 0, 1}));
+  check_values(pad(a, {}), through<T>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  CHECK(pad(a.reshape(Dims{1, 3, 4}), {-4, 0}, "circular").sizes() == Dims{1, 3, 0});
+}
+
+TEMPLATE_TEST_CASE("pad (reflect, replicate): floating dtypes, typed API", "[ops][shape][pad]", half, bfloat16, float,
+                   double) {
+  using T = TestType;
+  const Tensor<T> a = arange_as<T>(Dims{1, 3, 4});
+  // F.pad(a[None], [2, 1, 1, 2], mode='reflect')
+  const Tensor<T> r = pad(a, {2, 1, 1, 2}, "reflect");
+  CHECK(r.sizes() == Dims{1, 6, 7});
+  check_values(r, through<T>({6, 5, 4, 5, 6, 7, 6, 2, 1, 0, 1, 2, 3, 2, 6, 5, 4, 5, 6, 7, 6, 10, 9, 8, 9, 10, 11, 10,
+                              6, 5, 4, 5, 6, 7, 6, 2, 1, 0, 1, 2, 3, 2}));
+  check_values(pad(a, {-1, 3}, "reflect"), through<T>({1, 2, 3, 2, 1, 0, 5, 6, 7, 6, 5, 4, 9, 10, 11, 10, 9, 8}));
+  check_values(pad(a, {2, 1, 1, -1}, "replicate"),
+               through<T>({0, 0, 0, 1, 2, 3, 3, 0, 0, 0, 1, 2, 3, 3, 4, 4, 4, 5, 6, 7, 7}));
+  const Tensor<T> b = arange_as<T>(Dims{1, 2, 2, 2});
+  check_values(pad(b, {1, 0, 0, 1, 1, 1}, "reflect"),
+               through<T>({5, 4, 5, 7, 6, 7, 5, 4, 5, 1, 0, 1, 3, 2, 3, 1, 0, 1,
+                           5, 4, 5, 7, 6, 7, 5, 4, 5, 1, 0, 1, 3, 2, 3, 1, 0, 1}));
+  check_values(pad(b, {1, 0, 0, 1, 1, 1}, "replicate"),
+               through<T>({0, 0, 1, 2, 2, 3, 2, 2, 3, 0, 0, 1, 2, 2, 3, 2, 2, 3,
+                           4, 4, 5, 6, 6, 7, 6, 6, 7, 4, 4, 5, 6, 6, 7, 6, 6, 7}));
+  // non-contiguous: F.pad(a.t()[None], [1, 1], mode='reflect') with a = arange(12).reshape(3, 4)
+  const Tensor<T> at = arange_as<T>(Dims{3, 4}).t().reshape(Dims{1, 4, 3});
+  check_values(pad(arange_as<T>(Dims{3, 4}).t(), {1, 1}, "reflect"),
+               through<T>({4, 0, 4, 8, 4, 5, 1, 5, 9, 5, 6, 2, 6, 10, 6, 7, 3, 7, 11, 7}));
+  check_values(pad(at, {1, 1}, "replicate"),
+               through<T>({0, 0, 4, 8, 8, 1, 1, 5, 9, 9, 2, 2, 6, 10, 10, 3, 3, 7, 11, 11}));
+  // size-1 dim: replicate repeats it, reflect cannot pad it
+  check_values(pad(arange_as<T>(Dims{2, 1}), {2, 0}, "replicate"), through<T>({0, 0, 0, 1, 1, 1}));
+  CHECK_THROWS_AS(pad(arange_as<T>(Dims{2, 1}), {1, 0}, "reflect"), ShapeError);
+}
+
+TEST_CASE("pad: bad input names the op, the pad and the operand", "[ops][shape][pad][errors]") {
+  const Tensor<float> a = arange_as<float>(Dims{2, 3});
+  CHECK(message_of<ValueError>([&] { (void)pad(a, {1, 1, 1}); }) ==
+        "aten::pad: padding length must be divisible by 2 (pad [1, 1, 1], mode constant; operands [2, 3] float32)");
+  CHECK_THROWS_AS(pad(a, {1, 1, 1, 1, 1, 1}), ValueError);  // more pairs than dims
+  CHECK(message_of<ShapeError>([&] { (void)pad(a, {-2, -2}); }) ==
+        "aten::pad: the input size 3 plus the padding resulted in a negative output size at dimension 1 (pad [-2, "
+        "-2], mode constant; operands [2, 3] float32)");
+  CHECK_THROWS_AS(pad(a, {1, 1}, "symmetric"), ValueError);
+  CHECK_THROWS_AS(pad(a, {1, 1}, "reflect", 1.0), ValueError);  // a value with a non-constant mode
+  CHECK_THROWS_AS(pad(a, {3, 0}, "reflect"), ShapeError);       // not less than the dim
+  CHECK_THROWS_AS(pad(a, {4, 0}, "circular"), ShapeError);      // wraps more than once
+  CHECK_THROWS_AS(pad(a, {-3, 0}, "replicate"), ShapeError);    // empty result
+  CHECK_THROWS_AS(pad(Tensor<float>::empty(Dims{2, 0}), {1, 1}, "replicate"), ShapeError);
+  CHECK_THROWS_AS(pad(arange_as<float>(Dims{4}), {1, 1}, "reflect"), ShapeError);  // 1-D: rank 2 or 3 wanted
+  CHECK_THROWS_AS(pad(arange_as<float>(Dims{1, 1, 1, 1, 2}), {1, 1, 0, 0, 0, 0, 0, 0}, "circular"), ShapeError);
+  const std::string m = message_of<TypeError>([] { (void)pad(arange_as<int64_t>(Dims{2, 3}), {1, 1}, "reflect"); });
+  CHECK(m.find("aten::pad: padding mode \"reflect\" is not implemented for int64") == 0);
+  CHECK(m.find("[2, 3] int64") != std::string::npos);
+  CHECK_THROWS_AS(pad(arange_as<bool>(Dims{2, 3}), {1, 1}, "replicate"), TypeError);
+  // torch: "value cannot be converted to type uint8_t without overflow"
+  CHECK_THROWS_AS(pad(arange_as<uint8_t>(Dims{2, 3}), {1, 1}, "constant", -2.0), ValueError);
+  CHECK_THROWS_AS(constant_pad_nd(arange_as<int32_t>(Dims{2, 3}), {1, 1}, 3e9), ValueError);
+  CHECK(message_of<ValueError>([&] { (void)constant_pad_nd(a, {1}); }).find("aten::constant_pad_nd: ") == 0);
+}
+
+TEST_CASE("pad and constant_pad_nd on AnyTensor and by schema", "[ops][shape][pad][any][schema]") {
+  const AnyTensor a(arange_as<int32_t>(Dims{2, 3}));
+  const AnyTensor r = pad(a, {1, 0}, "constant", 2.5);  // 2.5 truncates to 2 in int32, as torch's fill_
+  CHECK(r.dtype() == ScalarType::Int32);
+  check_values(r.get<int32_t>(), {2, 0, 1, 2, 2, 3, 4, 5});
+  const std::vector<ops::Arg> args{a, std::vector<int64_t>{0, 1}, std::string("circular"), ops::Arg{}};
+  CHECK(ops::call_by_name("aten::pad", args).sizes() == Dims{2, 4});
+  const std::vector<ops::Arg> args2{AnyTensor(arange_as<float>(Dims{1, 3})), std::vector<int64_t>{1, 1}};
+  check_values(ops::call_by_name("aten::pad", args2).get<float>(), {0, 0, 1, 2, 0});  // defaults: constant, None
+  const std::vector<ops::Arg> args3{AnyTensor(arange_as<float>(Dims{1, 3})), std::vector<int64_t>{1, 1}, int64_t{7}};
+  check_values(ops::call_by_name("aten::constant_pad_nd", args3).get<float>(), {7, 0, 1, 2, 7});
+  const std::vector<ops::Arg> args4{AnyTensor(arange_as<float>(Dims{1, 3})), std::vector<int64_t>{1, 1},
+                                    std::string("reflect"), ops::Arg{}};
+  check_values(ops::call_by_name("aten::pad", args4).get<float>(), {1, 0, 1, 2, 1});
+}

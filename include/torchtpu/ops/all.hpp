@@ -17,7 +17,7 @@
 #include "reduce.hpp"    // reduction op structs
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
 #include "unary.hpp"     // elementwise op structs
-#include "shape.hpp"     // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp
+#include "shape.hpp"     // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, PadOp, ConstantPadNdOp
 
 namespace torchtpu::ops {
 
@@ -62,7 +62,8 @@ using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, Rs
 
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
-                          TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp>;
+                          TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp, PadOp,
+                          ConstantPadNdOp>;
 
 namespace detail {
 using ByNameFn = AnyTensor (*)(std::span<const Arg>);

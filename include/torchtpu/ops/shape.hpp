@@ -1,14 +1,18 @@
 // torchtpu/ops/shape.hpp — operator library, shape family: cat, stack, roll, tril, triu, repeat
-// (and tile), flip, diag. Each op is one definition (ops/library.hpp) that the typed API
+// (and tile), flip, diag, pad (and constant_pad_nd). Each op is one definition (ops/library.hpp) that the typed API
 // (`torchtpu::cat(std::vector<Tensor<T>>)`), the run-time API
 // (`torchtpu::cat(std::vector<AnyTensor>)`), the eager PJRT devices and model graphs
 // (`aten::cat`) all call. Tests: tests/ops/test_shape.cpp (cpu, every dtype),
 // tests/device_ops/test_device_library.cpp (PJRT devices), tests/jit (models). Index and mask
-// ops (gather, scatter, ...) are in ops/indexing.hpp, pad in ops/pad.hpp.
+// ops (gather, scatter, ...) are in ops/indexing.hpp.
 #pragma once
-#include <algorithm>    // std::min, std::max, std::copy
+#include <algorithm>    // std::min, std::max, std::copy, std::clamp
 #include <cstdint>      // int64_t
 #include <initializer_list>  // std::initializer_list
+#include <optional>     // std::optional
+#include <tuple>        // std::tie
+#include <type_traits>  // std::type_identity
+#include <utility>      // std::pair
 #include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -547,6 +551,294 @@ struct DiagOp {
   }
 };
 
+/// How `pad` fills the new elements (torch.nn.functional.pad's `mode`).
+enum class PadMode : uint8_t {
+  Constant,   ///< `value` (negative pads crop)
+  Reflect,    ///< the mirror image without the edge: `[2, 1 | 0, 1, 2 | 1, 0]`
+  Replicate,  ///< the edge repeated: `[0, 0 | 0, 1, 2 | 2, 2]`
+  Circular,   ///< wrapped around: `[1, 2 | 0, 1, 2 | 0, 1]`
+};
+
+/// Padding of the last dims (torch.nn.functional.pad, `aten::pad`); ops::ConstantPadNdOp is
+/// the traced form of the constant mode and shares this definition.
+///
+/// **Shapes:** `self: [..., s_1, ..., s_k]`, `pad = [lo_k, hi_k, lo_{k-1}, hi_{k-1}, ...]`
+/// (pairs from the last dim backwards, `k = len(pad) / 2`) → the same shape with `s_i + lo_i +
+/// hi_i` in place of `s_i`. Negative pads crop. `constant`: any `k <= rank`. `reflect`,
+/// `replicate`, `circular`: `k` in 1..3 and rank `k + 1` or `k + 2` (unbatched or batched).
+/// **Dtypes:** `constant` and `circular`: all eight. `reflect` and `replicate`: floating
+/// (torch 1.13's cpu kernels take float32/float64, and float16/bfloat16 for 3-d reflect; here
+/// all four). The result has `self`'s dtype; `value` is converted to it as torch's fill_
+/// (truncated toward zero for integers, `!= 0` for bool).
+/// **Errors:** ValueError for an odd or too long `pad`, an unknown mode, a `value` with a
+/// non-constant mode, or a `value` out of an integer dtype's range (torch's "cannot be
+/// converted ... without overflow"); ShapeError for a negative (constant, circular) or empty
+/// (reflect, replicate) result size, a reflect pad not less than its dim, a circular pad
+/// larger than what the negative pads leave of its dim (wrapping more than once), a rank the non-constant modes do not take,
+/// or an empty padded dim for reflect/replicate; TypeError for an integer or bool `self` with
+/// reflect/replicate. Every message names the op, `pad` and the operand.
+/// **Source:** torch.nn.functional.pad / at::pad (aten/src/ATen/native/PadNd.cpp: the mode
+/// dispatch, constant_pad_nd, reflection_pad{1,2,3}d, replication_pad{1,2,3}d, _pad_circular).
+/// Circular pads of an unbatched input follow torch 2 (torch 1.13 wants a batch dim); they wrap
+/// around what the negative pads leave, as torch's _pad_circular.
+/// **Lowering:** constant: one stablehlo.pad (negative low/high crop). Other modes, per dim:
+/// the border slices (stablehlo.reverse for reflect, broadcast_in_dim of the edge for
+/// replicate) concatenated around the operand, then a slice for the negative pads.
+struct PadOp {
+  ///@{
+  /// Names and schema (torch 2.x `aten::pad`).
+  static constexpr std::string_view name = "pad", aten = "aten::pad";
+  static constexpr std::string_view schema =
+      "aten::pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows (the constant mode's; infer narrows the others).
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments.
+  struct Args {
+    int64_t pad[2 * max_rank] = {};  ///< `[lo, hi]` pairs from the last dim backwards
+    int npad = 0;                    ///< how many values of `pad` are used
+    PadMode mode = PadMode::Constant;
+    bool has_value = false;  ///< false: `value` is None (0 for constant)
+    double value = 0;        ///< the constant mode's fill value
+  };
+  /// `Args` from a pad list. **Errors:** ValueError naming `op` for more than 16 values.
+  static Args make(const std::vector<int64_t>& pad, PadMode mode, bool has_value, double value, std::string_view op) {
+    if (pad.size() > static_cast<size_t>(2 * max_rank))
+      throw ValueError(std::string(op) + ": at most " + std::to_string(2 * max_rank) + " values in 'pad', got " +
+                       std::to_string(pad.size()));
+    Args a;
+    for (size_t i = 0; i < pad.size(); ++i) a.pad[i] = pad[i];
+    a.npad = static_cast<int>(pad.size());
+    a.mode = mode;
+    a.has_value = has_value;
+    a.value = value;
+    return a;
+  }
+  /// The mode named `s`. **Errors:** ValueError for another name.
+  static PadMode mode_of(std::string_view s) {
+    if (s == "constant") return PadMode::Constant;
+    if (s == "reflect") return PadMode::Reflect;
+    if (s == "replicate") return PadMode::Replicate;
+    if (s == "circular") return PadMode::Circular;
+    throw ValueError("aten::pad: unrecognised padding mode '" + std::string(s) +
+                     "' (expected constant, reflect, replicate or circular)");
+  }
+  /// The name of mode `m`.
+  static constexpr std::string_view mode_name(PadMode m) {
+    constexpr std::string_view n[] = {"constant", "reflect", "replicate", "circular"};
+    return n[static_cast<int>(m)];
+  }
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) {
+    const bool none = r.is_none("value");
+    return make(r.to_ints("pad"), mode_of(r.str("mode")), !none, none ? 0.0 : r.to_double("value"), aten);
+  }
+  /// `pad` as text (`[1, 2]`).
+  static std::string pad_str(const Args& a) {
+    std::string s = "[";
+    for (int i = 0; i < a.npad; ++i) s += (i ? ", " : "") + std::to_string(a.pad[i]);
+    return s + "]";
+  }
+  /// Low and high pad of dim `d` of a rank-`rank` tensor (0, 0 for dims not padded).
+  static std::pair<int64_t, int64_t> pads(const Args& a, int d, int rank) {
+    const int k = rank - 1 - d;  // pair index from the end
+    if (k < 0 || 2 * k + 1 >= a.npad) return {0, 0};
+    return {a.pad[2 * k], a.pad[2 * k + 1]};
+  }
+  /// The fill value of the constant mode as dtype `t` holds it (as a double).
+  static double fill(const Args& a, ScalarType t) {
+    return AnyTensor::dispatch(t, [&]<class T>(std::type_identity<T>) { return convert<double>(convert<T>(a.value)); });
+  }
+  /// Dtype and shape rule (`op`: the aten name errors give).
+  static TensorMeta infer_as(std::span<const TensorMeta> in, const Args& a, std::string_view op) {
+    const TensorMeta& x = in[0];
+    const std::string where = " (pad " + pad_str(a) + ", mode " + std::string(mode_name(a.mode)) + "; operands " +
+                              describe(in) + ")";
+    const std::string o(op);
+    if (a.npad % 2) throw ValueError(o + ": padding length must be divisible by 2" + where);
+    if (a.npad / 2 > x.dim())
+      throw ValueError(o + ": padding length should be less than or equal to two times the input dimension" + where);
+    const int k = a.npad / 2;
+    if (a.mode == PadMode::Constant) {
+      if (a.has_value && !is_floating(x.dtype) && x.dtype != ScalarType::Bool) {
+        const double lo = x.dtype == ScalarType::UInt8 ? 0.0 : x.dtype == ScalarType::Int32 ? -2147483648.0 : -9.3e18;
+        const double hi = x.dtype == ScalarType::UInt8 ? 255.0 : x.dtype == ScalarType::Int32 ? 2147483647.0 : 9.3e18;
+        if (!(a.value >= lo && a.value <= hi))  // NaN too
+          throw ValueError(o + ": value " + std::to_string(a.value) + " cannot be converted to type " +
+                           std::string(dtype_name(x.dtype)) + " without overflow" + where);
+      }
+    } else {
+      if (a.has_value && a.value != 0)
+        throw ValueError(o + ": padding mode \"" + std::string(mode_name(a.mode)) + "\" doesn't take in value argument" + where);
+      if (k < 1 || k > 3 || (x.dim() != k + 1 && x.dim() != k + 2))
+        throw ShapeError(o + ": only 2-D to 5-D inputs with 1 to 3 padded dims (rank = padded dims + 1 or + 2) are "
+                             "supported for non-constant padding" + where);
+      if ((a.mode == PadMode::Reflect || a.mode == PadMode::Replicate) && !is_floating(x.dtype))
+        throw TypeError(o + ": padding mode \"" + std::string(mode_name(a.mode)) + "\" is not implemented for " +
+                        std::string(dtype_name(x.dtype)) + where);
+    }
+    Dims out = x.sizes;
+    for (int d = x.dim() - k; d < x.dim(); ++d) {
+      const auto [lo, hi] = pads(a, d, x.dim());
+      const int64_t n = x.sizes[d], m = n + lo + hi;
+      const std::string dim = " at dimension " + std::to_string(d);
+      switch (a.mode) {
+        case PadMode::Constant:
+          if (m < 0) throw ShapeError(o + ": the input size " + std::to_string(n) + " plus the padding resulted in a negative output size" + dim + where);
+          break;
+        case PadMode::Reflect:
+        case PadMode::Replicate:
+          if (n == 0) throw ShapeError(o + ": padded dims must be non-empty" + dim + where);
+          if (a.mode == PadMode::Reflect && (lo >= n || hi >= n))
+            throw ShapeError(o + ": padding size should be less than the corresponding input dimension" + dim + where);
+          if (m < 1) throw ShapeError(o + ": the input is too small: the output size would be " + std::to_string(m) + dim + where);
+          break;
+        case PadMode::Circular:
+          // what the negative pads leave is what wraps around (at most once)
+          if (const int64_t kept = n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0); lo > kept || hi > kept || kept < 0)
+            throw ShapeError(o + ": padding value causes wrapping around more than once" + dim + where);
+          if (m < 0) throw ShapeError(o + ": negative output size " + std::to_string(m) + dim + where);
+          break;
+      }
+      out[d] = m;
+    }
+    (void)numel(out);
+    return TensorMeta{x.dtype, out, Device{}, true};
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) { return infer_as(in, a, aten); }
+
+  /// The source index along a padded dim of size `n` for output index `o` (-1: the fill value).
+  /// Circular pads wrap around the operand after its negative pads cropped it (as torch).
+  static int64_t source(PadMode m, int64_t o, int64_t lo, int64_t hi, int64_t n) {
+    const int64_t j = o - lo;
+    if (m == PadMode::Circular) {
+      const int64_t start = std::max<int64_t>(-lo, 0), kept = n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0);
+      return start + detail::mod(o - std::max<int64_t>(lo, 0), kept);
+    }
+    switch (m) {
+      case PadMode::Constant: return j >= 0 && j < n ? j : -1;
+      case PadMode::Reflect: return j < 0 ? -j : j >= n ? 2 * (n - 1) - j : j;
+      case PadMode::Replicate: return std::clamp<int64_t>(j, 0, n - 1);
+      case PadMode::Circular: break;
+    }
+    return -1;
+  }
+  /// CPU kernel: every output element read from its source (a per-dim index map) or filled.
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    const int64_t total = out.numel();
+    if (total == 0) return;
+    const Tensor<T>& x = in[0];
+    const int r = out.dim();
+    std::vector<std::vector<int64_t>> map(static_cast<size_t>(r));
+    for (int d = 0; d < r; ++d) {
+      const auto [lo, hi] = pads(a, d, r);
+      for (int64_t o = 0; o < out.size(d); ++o) map[static_cast<size_t>(d)].push_back(source(a.mode, o, lo, hi, x.size(d)));
+    }
+    const T v = convert<T>(a.value);
+    const T* src = x.data_ptr();
+    T* dst = out.data_ptr();
+    int64_t idx[max_rank] = {};
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t off = 0;
+      bool hit = true;
+      for (int d = 0; d < r && hit; ++d) {
+        const int64_t s = map[static_cast<size_t>(d)][static_cast<size_t>(idx[d])];
+        hit = s >= 0;
+        off += s * x.stride(d);
+      }
+      dst[i] = hit ? src[off] : v;
+      for (int d = r - 1; d >= 0 && ++idx[d] == out.size(d); --d) idx[d] = 0;
+    }
+  }
+  /// StableHLO: see the struct's docstring.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    V x = in[0];
+    const int r = out.size();
+    if (numel(out) == 0) return b.constant_int(0, x.dtype, detail::vec(out));
+    if (a.mode == PadMode::Constant) {
+      std::vector<int64_t> lo(static_cast<size_t>(r)), hi(static_cast<size_t>(r));
+      for (int d = 0; d < r; ++d) std::tie(lo[static_cast<size_t>(d)], hi[static_cast<size_t>(d)]) = pads(a, d, r);
+      const V v = is_floating(x.dtype) || x.dtype == ScalarType::Bool
+                      ? b.constant(fill(a, x.dtype), x.dtype)
+                      : b.constant_int(AnyTensor::dispatch(x.dtype, [&]<class T>(std::type_identity<T>) {
+                          return static_cast<int64_t>(convert<T>(a.value));
+                        }), x.dtype);
+      return b.pad(x, v, lo, hi);
+    }
+    for (int d = 0; d < r; ++d) {
+      const auto [lo, hi] = pads(a, d, r);
+      if (lo == 0 && hi == 0) continue;
+      auto crop = [&](const V& v, int64_t l, int64_t h) {  // negative pads l, h cut off along d
+        const int64_t len = v.dims[static_cast<size_t>(d)];
+        std::vector<int64_t> st(v.dims.size(), 0), lim = v.dims;
+        st[static_cast<size_t>(d)] = l < 0 ? -l : 0;
+        lim[static_cast<size_t>(d)] = h < 0 ? len + h : len;
+        return b.slice(v, st, lim);
+      };
+      if (a.mode == PadMode::Circular && (lo < 0 || hi < 0)) x = crop(x, lo, hi);
+      const int64_t n = x.dims[static_cast<size_t>(d)];
+      auto part = [&](int64_t s, int64_t e) {  // x[s:e] along d
+        std::vector<int64_t> st(x.dims.size(), 0), lim = x.dims;
+        st[static_cast<size_t>(d)] = s;
+        lim[static_cast<size_t>(d)] = e;
+        return b.slice(x, st, lim);
+      };
+      auto edge = [&](int64_t at, int64_t count) {  // x[at] repeated count times along d
+        std::vector<int64_t> dims = x.dims, ids;
+        dims[static_cast<size_t>(d)] = count;
+        for (size_t e = 0; e < x.dims.size(); ++e) ids.push_back(static_cast<int64_t>(e));
+        return b.broadcast_in_dim(part(at, at + 1), dims, ids);
+      };
+      std::vector<V> parts;
+      if (lo > 0) {
+        if (a.mode == PadMode::Reflect) parts.push_back(b.reverse(part(1, lo + 1), {d}));
+        else if (a.mode == PadMode::Replicate) parts.push_back(edge(0, lo));
+        else parts.push_back(part(n - lo, n));
+      }
+      parts.push_back(x);
+      if (hi > 0) {
+        if (a.mode == PadMode::Reflect) parts.push_back(b.reverse(part(n - 1 - hi, n - 1), {d}));
+        else if (a.mode == PadMode::Replicate) parts.push_back(edge(n - 1, hi));
+        else parts.push_back(part(0, hi));
+      }
+      if (parts.size() > 1) x = b.concatenate(parts, d);
+      if (a.mode != PadMode::Circular && (lo < 0 || hi < 0)) x = crop(x, lo, hi);
+    }
+    return x;
+  }
+};
+
+/// Constant padding as torch 1.13 traces `F.pad(x, pad)` (`aten::constant_pad_nd`): ops::PadOp
+/// in its constant mode, with a Scalar `value` (0 by default). Shapes, dtypes, errors and
+/// lowering are PadOp's (errors name `aten::constant_pad_nd`).
+/// **Source:** torch.constant_pad_nd (aten/src/ATen/native/PadNd.cpp).
+struct ConstantPadNdOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "constant_pad_nd", aten = "aten::constant_pad_nd";
+  static constexpr std::string_view schema = "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// PadOp's arguments (the mode is always constant).
+  using Args = PadOp::Args;
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return PadOp::make(r.to_ints("pad"), PadMode::Constant, true, r.to_double("value"), aten); }
+  /// Dtype and shape rule: PadOp's.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) { return PadOp::infer_as(in, a, aten); }
+  /// CPU kernel: PadOp's.
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) { PadOp::cpu<T>(in, a, out); }
+  /// StableHLO: PadOp's.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) { return PadOp::lower<B, V>(b, in, a, out); }
+};
+
 }  // namespace ops
 
 /// Concatenates `tensors` along `dim` (torch.cat); see ops::CatOp for shapes, dtypes and errors.
@@ -666,5 +958,35 @@ Tensor<T> diag(const Tensor<T, Rank>& x, int64_t diagonal = 0) { return ops::det
 /// Run-time typed `diag`.
 template <std::same_as<AnyTensor> A>
 A diag(const A& x, int64_t diagonal = 0) { return ops::detail::call1<ops::DiagOp>(x, {diagonal}); }
+
+/// `x` padded on its last `len(p) / 2` dims (torch.nn.functional.pad): `p = [lo_last, hi_last,
+/// lo_second_last, ...]`, `mode` one of constant (fill `value`, 0 when absent; negative pads
+/// crop), reflect, replicate, circular; see ops::PadOp for shapes, dtypes and errors.
+/// **Example:** `pad(x, {1, 1, 0, 2}, "reflect")`.
+template <element T, int Rank>
+Tensor<T> pad(const Tensor<T, Rank>& x, const std::vector<int64_t>& p, std::string_view mode = "constant",
+              std::optional<double> value = std::nullopt) {
+  return ops::detail::call1<ops::PadOp>(x, ops::PadOp::make(p, ops::PadOp::mode_of(mode), value.has_value(),
+                                                            value.value_or(0.0), ops::PadOp::aten));
+}
+/// Run-time typed `pad`.
+template <std::same_as<AnyTensor> A>
+A pad(const A& x, const std::vector<int64_t>& p, std::string_view mode = "constant", std::optional<double> value = std::nullopt) {
+  return ops::detail::call1<ops::PadOp>(x, ops::PadOp::make(p, ops::PadOp::mode_of(mode), value.has_value(),
+                                                            value.value_or(0.0), ops::PadOp::aten));
+}
+/// Constant padding with `value` (torch.constant_pad_nd; `pad` in its constant mode); see
+/// ops::ConstantPadNdOp.
+template <element T, int Rank>
+Tensor<T> constant_pad_nd(const Tensor<T, Rank>& x, const std::vector<int64_t>& p, double value = 0) {
+  return ops::detail::call1<ops::ConstantPadNdOp>(
+      x, ops::PadOp::make(p, ops::PadMode::Constant, true, value, ops::ConstantPadNdOp::aten));
+}
+/// Run-time typed `constant_pad_nd`.
+template <std::same_as<AnyTensor> A>
+A constant_pad_nd(const A& x, const std::vector<int64_t>& p, double value = 0) {
+  return ops::detail::call1<ops::ConstantPadNdOp>(
+      x, ops::PadOp::make(p, ops::PadMode::Constant, true, value, ops::ConstantPadNdOp::aten));
+}
 
 }  // namespace torchtpu

@@ -458,6 +458,59 @@ def constant_pad_nd_cases(g):
         yield Case(g.t((2, 3), d), [-2, -2], 0, error=True)  # negative size
 
 
+# torch 1.13's cpu has no float16 cumsum/cumprod/logsumexp (torchtpu computes them in float32)
+NO_HALF = [d for d in ALL if d != 'float16']
+
+
+def cum_cases(g):
+    for d in NO_HALF:
+        for shape, dim in [((3, 4), 1), ((3, 4), -2), ((2, 3, 4), 2), ((0, 3), 0), ((1, 5), 0), ((), 0), ((4,), -1)]:
+            kw = {} if d in FLOATING else {'lo': -3, 'hi': 3}
+            yield Case(g.t(shape, d, '?', **kw), dim)
+        yield Case(g.t((3, 4), d), 2, error=True)  # dim out of range
+    yield Case(g.t((2, 3), 'int32', lo=-3, hi=3), 1, 7)  # dtype=torch.float64 (ScalarType code 7)
+    yield Case(g.t((2, 3), 'uint8'), 0, 0)  # dtype=torch.uint8: wraps
+
+
+# c10::ScalarType codes (a model graph's `ScalarType? dtype`) as torch dtypes
+TORCH_DTYPE_CODE = {0: torch.uint8, 3: torch.int32, 4: torch.int64, 5: torch.float16, 6: torch.float32, 7: torch.float64,
+                    11: torch.bool, 15: torch.bfloat16}
+
+
+def cum_ref(op):
+    return lambda self, dim, dtype=None: op(self, dim, dtype=None if dtype is None else TORCH_DTYPE_CODE[dtype])
+
+
+def logsumexp_cases(g):
+    for d in NO_HALF:
+        for shape, dim, keep in [((3, 4), [1], False), ((3, 4), [0], True), ((2, 3, 4), [0, 2], False), ((0, 3), [1], False),
+                                 ((2, 0), [1], True), ((1, 5), [-1], False), ((2, 3), [-2, -1], False)]:
+            yield Case(g.t(shape, d, '?'), dim, keep)
+        yield Case(g.t((3, 4), d), [2], False, error=True)  # dim out of range
+
+
+def var_correction_cases(g):
+    for d in FLOATING:
+        for shape, dim, corr, keep in [((3, 4), [1], None, False), ((3, 4), [0], 0, True), ((2, 3, 4), [0, 2], 2, False),
+                                       ((3, 4), None, 1, False), ((1, 5), [0], None, False), ((2, 3), [1], 5, False),
+                                       ((0, 3), [0], None, False), ((2, 3), [-1], 1, True)]:
+            yield Case(g.t(shape, d, '?', specials=False), dim, corr, keep)
+    yield Case(g.t((3, 4), 'int64'), [1], None, False, error=True)  # floating only
+    yield Case(g.t((3, 4), 'float32'), [2], None, False, error=True)  # dim out of range
+
+
+def correction_ref(op):
+    # correction and keepdim are keyword-only in the schema; the manifest passes them in order
+    return lambda self, dim, correction=None, keepdim=False: op(self, dim, correction=correction, keepdim=keepdim)
+
+
+def var_dim_cases(g):
+    for d in ['float32', 'float64', 'bfloat16']:
+        for shape, dim, unbiased, keep in [((3, 4), [1], True, False), ((3, 4), [0, 1], False, True), ((2, 3, 4), [-1], True, False)]:
+            yield Case(g.t(shape, d, '?', specials=False), dim, unbiased, keep)
+    yield Case(g.t((3,), 'int32'), [0], True, False, error=True)
+
+
 SPECS = [
     Spec('aten::cat', 'default', cat_cases, device=14),
     Spec('aten::stack', 'default', stack_cases, device=8),
@@ -478,6 +531,13 @@ SPECS = [
     Spec('aten::one_hot', 'default', one_hot_cases),
     Spec('aten::pad', 'default', pad_cases, device=12),
     Spec('aten::constant_pad_nd', 'default', constant_pad_nd_cases),
+    Spec('aten::cumsum', 'default', cum_cases, fn=cum_ref(torch.cumsum)),
+    Spec('aten::cumprod', 'default', cum_cases, exact=False, fn=cum_ref(torch.cumprod)),
+    Spec('aten::logsumexp', 'default', logsumexp_cases, exact=False),
+    Spec('aten::var', 'correction', var_correction_cases, exact=False, fn=correction_ref(torch.ops.aten.var.correction)),
+    Spec('aten::std', 'correction', var_correction_cases, exact=False, fn=correction_ref(torch.ops.aten.std.correction)),
+    Spec('aten::var', 'dim', var_dim_cases, exact=False, device=3),
+    Spec('aten::std', 'dim', var_dim_cases, exact=False, device=3),
 ]
 
 # ---- writing ----------------------------------------------------------------------------------

@@ -286,3 +286,49 @@ TEST_CASE("pad and constant_pad_nd on the device: every dtype, every mode", "[pj
   CHECK(std::signbit(Tensor<float>(pad(dsp, {0, 0}, "reflect").cpu()).at(0, 2)));
   CHECK_THROWS_AS(pad(dsp, {4, 0}, "reflect"), ShapeError);  // infer runs before anything is recorded
 }
+
+TEST_CASE("math ops on the device (cumprod, logsumexp, var, std): against the cpu", "[pjrt][library][math]") {
+  // Floating results agree to rounding (the device sums in another order, in float32 for
+  // float16/bfloat16/float32; the cpu's var/std sum in float64): relative tolerance 1e-5 for
+  // float32, 1e-12 for float64, 2e-3 for float16, 1.6e-2 for bfloat16. Integers are exact.
+  const auto dev = test_device();
+  const Tensor<float> x = test_input({3, 5}, 91);
+  const auto dx = x.to(dev);
+  for (ExecutionMode m : {ExecutionMode::Fused, ExecutionMode::Strict, ExecutionMode::Debug}) {
+    ExecutionModeGuard g(m);
+    INFO("mode " << execution_mode_name(m));
+    check_close(cumprod(dx, 1), cumprod(x, 1), 1e-5, 1e-6);
+    check_close(cumprod(dx.t(), 0), cumprod(x.t(), 0), 1e-5, 1e-6);
+    check_close(logsumexp(dx, {1}), logsumexp(x, {1}), 1e-5, 1e-6);
+    check_close(logsumexp(dx.t(), {0, 1}, true), logsumexp(x.t(), {0, 1}, true), 1e-5, 1e-6);
+    check_close(var(dx, Dims{1}), var(x, Dims{1}), 1e-5, 1e-6);
+    check_close(std_dev(dx, Dims{0}, 0, true), std_dev(x, Dims{0}, 0, true), 1e-5, 1e-6);
+    check_close(var(dx), var(x), 1e-5, 1e-6);
+  }
+  const Tensor<double> xd = Tensor<double>(x.to<double>());
+  check_close(var(xd.to(dev), Dims{-1}, 2), var(xd, Dims{-1}, 2), 1e-12, 1e-12);
+  check_close(logsumexp(xd.to(dev), {0}), logsumexp(xd, {0}), 1e-12, 1e-12);
+  check_close(cumprod(xd.to(dev), 0), cumprod(xd, 0), 1e-12, 1e-12);
+  const Tensor<half> xh = Tensor<half>(x.to<half>());
+  check_close(cumprod(xh.to(dev), 1), cumprod(xh, 1), 2e-3, 2e-3);
+  check_close(logsumexp(xh.to(dev), {1}), logsumexp(xh, {1}), 2e-3, 2e-3);
+  const Tensor<bfloat16> xb = Tensor<bfloat16>(x.to<bfloat16>());
+  check_close(std_dev(xb.to(dev), Dims{1}), std_dev(xb, Dims{1}), 1.6e-2, 1.6e-2);
+  check_close(cumprod(xb.to(dev), 1), cumprod(xb, 1), 1.6e-2, 1.6e-2);
+  // integers: int64 results, exact; int inputs of logsumexp compute in float32
+  const Tensor<int32_t> i = counting<int32_t>(3, 4, -5);
+  check_close(cumprod(i.to(dev), 1), cumprod(i, 1), 0.0);
+  check_close(cumprod(counting<bool>(2, 3, 1).to(dev), 1), cumprod(counting<bool>(2, 3, 1), 1), 0.0);
+  check_close(logsumexp(i.to(dev), {1}), logsumexp(i, {1}), 1e-5, 1e-6);
+  // special values: all -inf, +inf, NaN rows; var with correction >= n; empty rows
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor<double> sp = Tensor<double>::empty(Dims{4, 2});
+  const double spv[] = {-inf, -inf, inf, 1, nan, 1, inf, -inf};
+  for (int k = 0; k < 8; ++k) sp.data_ptr()[k] = spv[k];
+  const Tensor<float> spf = Tensor<float>(sp.to<float>());
+  check_close(logsumexp(spf.to(dev), {1}), logsumexp(spf, {1}), 0.0);
+  const Tensor<float> two = test_input({2, 2}, 92);
+  check_close(var(two.to(dev), Dims{1}, 3), var(two, Dims{1}, 3), 0.0);  // inf
+  check_close(var(Tensor<float>::empty(Dims{2, 0}).to(dev), Dims{1}), var(Tensor<float>::empty(Dims{2, 0}), Dims{1}), 0.0);
+  check_close(logsumexp(Tensor<float>::empty(Dims{2, 0}).to(dev), {1}), logsumexp(Tensor<float>::empty(Dims{2, 0}), {1}), 0.0);
+}

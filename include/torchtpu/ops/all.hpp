@@ -13,6 +13,7 @@
 
 #include "arith.hpp"     // elementwise op structs (ElementwiseOps)
 #include "compare.hpp"   // elementwise op structs
+#include "math.hpp"      // CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp
 #include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp
 #include "reduce.hpp"    // reduction op structs
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
@@ -63,7 +64,7 @@ using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, Rs
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
                           TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp, PadOp,
-                          ConstantPadNdOp>;
+                          ConstantPadNdOp, CumprodOp, LogsumexpOp, VarOp, StdOp>;
 
 namespace detail {
 using ByNameFn = AnyTensor (*)(std::span<const Arg>);

@@ -116,33 +116,39 @@ const std::vector<std::string>& kinds() {
 const char* const unsupported_kinds[] = {"prim::If", "prim::Loop", "prim::GetAttr", "prim::CallMethod",
                                          "prim::CallFunction"};
 
-/// Bit-exact comparison of run results (NaN equals NaN; kinds and shapes must match).
+/// Bit-exact comparison of run results (NaN equals NaN; kinds, dtypes and shapes must match).
 bool same(const std::vector<Value>& a, const std::vector<Value>& b) {
   if (a.size() != b.size()) return false;
-  auto same_tensor = [](const FloatTensor& x, const FloatTensor& y) {
-    if (!(x.sizes() == y.sizes())) return false;
-    // A dim broadcast (stride 0) in both repeats its first entry: compare that entry only, so
-    // a valid expand to 2^62 elements is compared without copying it.
-    FloatTensor vx = x, vy = y;
-    for (int d = 0; d < x.dim(); ++d)
-      if (vx.stride(d) == 0 && vy.stride(d) == 0 && vx.size(d) > 1) {
-        vx = vx.narrow(d, 0, 1);
-        vy = vy.narrow(d, 0, 1);
+  auto same_tensor = [](const torchtpu::AnyTensor& ax, const torchtpu::AnyTensor& ay) {
+    if (ax.dtype() != ay.dtype() || !(ax.sizes() == ay.sizes())) return false;
+    return ax.visit([&]<class T>(const torchtpu::Tensor<T>& x) {
+      const torchtpu::Tensor<T>& y = ay.get<T>();
+      // A dim broadcast (stride 0) in both repeats its first entry: compare that entry only, so
+      // a valid expand to 2^62 elements is compared without copying it.
+      torchtpu::Tensor<T> vx = x, vy = y;
+      for (int d = 0; d < x.dim(); ++d)
+        if (vx.stride(d) == 0 && vy.stride(d) == 0 && vx.size(d) > 1) {
+          vx = vx.narrow(d, 0, 1);
+          vy = vy.narrow(d, 0, 1);
+        }
+      const torchtpu::Tensor<T> cx = vx.contiguous(), cy = vy.contiguous();
+      for (int64_t i = 0; i < cx.numel(); ++i) {
+        const double p = static_cast<double>(torchtpu::convert<double>(cx.data_ptr()[i]));
+        const double q = static_cast<double>(torchtpu::convert<double>(cy.data_ptr()[i]));
+        if (!(p == q || (std::isnan(p) && std::isnan(q)))) return false;
       }
-    const FloatTensor cx = vx.contiguous(), cy = vy.contiguous();
-    for (int64_t i = 0; i < cx.numel(); ++i) {
-      const float p = cx.data_ptr()[i], q = cy.data_ptr()[i];
-      if (!(p == q || (std::isnan(p) && std::isnan(q)))) return false;
-    }
-    return true;
+      return true;
+    });
   };
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].kind() != b[i].kind()) return false;
-    if (a[i].is_tensor() && !same_tensor(a[i].tensor(), b[i].tensor())) return false;
+    if (a[i].is_tensor() && !same_tensor(a[i].any(), b[i].any())) return false;
     if (a[i].kind() == Value::Kind::TensorList) {
-      if (a[i].tensors().size() != b[i].tensors().size()) return false;
-      for (size_t j = 0; j < a[i].tensors().size(); ++j)
-        if (!same_tensor(a[i].tensors()[j], b[i].tensors()[j])) return false;
+      const auto& la = a[i].anys();
+      const auto& lb = b[i].anys();
+      if (la.size() != lb.size()) return false;
+      for (size_t j = 0; j < la.size(); ++j)
+        if (!same_tensor(la[j], lb[j])) return false;
     }
   }
   return true;

@@ -2,7 +2,7 @@
 """Writes the tiny TorchScript files the jit tests load (tests/jit/models/), with
 Debian's torch 1.13 (/usr/bin/python3 tests/jit/make_test_models.py):
 
-  unsupported.pt   traced + frozen; uses aten::cumsum twice and aten::erfinv once, which the
+  unsupported.pt   traced + frozen; uses aten::i0 twice and aten::erfinv once, which the
                    registry lacks (the test expects both kinds, with counts, in the error)
   control_flow.pt  scripted + frozen; keeps a data-dependent prim::If
   not_frozen.pt    traced, NOT frozen: Linear(4, 3) + ReLU; the loader must freeze it.
@@ -19,7 +19,7 @@ torch.manual_seed(0)
 
 class Unsupported(torch.nn.Module):
     def forward(self, x):
-        return torch.cumsum(torch.erfinv(torch.cumsum(x, 1) * 0.01), 1) + 1.0
+        return torch.i0(torch.erfinv(torch.i0(x) * 0.01)) + 1.0
 
 
 class ControlFlow(torch.nn.Module):

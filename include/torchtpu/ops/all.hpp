@@ -64,7 +64,7 @@ using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, Rs
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
                           TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp, PadOp,
-                          ConstantPadNdOp, CumprodOp, LogsumexpOp, VarOp, StdOp>;
+                          ConstantPadNdOp, CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp>;
 
 namespace detail {
 using ByNameFn = AnyTensor (*)(std::span<const Arg>);

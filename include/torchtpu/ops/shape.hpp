@@ -597,7 +597,7 @@ struct PadOp {
   struct Args {
     int64_t pad[2 * max_rank] = {};  ///< `[lo, hi]` pairs from the last dim backwards
     int npad = 0;                    ///< how many values of `pad` are used
-    PadMode mode = PadMode::Constant;
+    PadMode mode = PadMode::Constant;  ///< constant, reflect, replicate or circular
     bool has_value = false;  ///< false: `value` is None (0 for constant)
     double value = 0;        ///< the constant mode's fill value
   };

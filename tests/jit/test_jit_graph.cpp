@@ -105,16 +105,34 @@ TEST_CASE("jit kernels: pooling by hand", "[jit]") {
 }
 
 TEST_CASE("jit kernels: layer_norm, batch_norm, cat", "[jit]") {
+  // aten::layer_norm and aten::batch_norm through the registry: the operator library's
+  // LayerNormOp and BatchNormOp (ops/norm.hpp); None for an absent weight or bias
+  auto run_op = [](const char* name, std::vector<Value> args) {
+    const auto op = torchtpu::jit::registry().find(name);
+    REQUIRE(op);
+    std::vector<const Value*> in;
+    for (const Value& v : args) in.push_back(&v);
+    std::vector<Value> out(1);
+    torchtpu::jit::OpContext ctx{in, out, {}};
+    op->kernel(ctx);
+    return out[0].tensor();
+  };
   const FloatTensor x = t({1, 2, 3, 4, 2, 2, 2, 2}, Dims{2, 4});
-  const auto y = values(k::layer_norm(x, {4}, nullptr, nullptr, 1e-5));
+  const auto y = values(run_op("aten::layer_norm", {Value(x), Value(std::vector<int64_t>{4}), Value(), Value(), Value(1e-5),
+                                                    Value(true)}));
   const double sd = std::sqrt(1.25 + 1e-5);
   CHECK(y[0] == Approx(-1.5 / sd));
   CHECK(y[3] == Approx(1.5 / sd));
   CHECK(y[4] == 0.0f);
   const FloatTensor mean = t({1, 2}, Dims{2}), var = t({4, 1}, Dims{2}), w = t({2, 1}, Dims{2}), b = t({0, 10}, Dims{2});
-  const auto bn = values(k::batch_norm(t({3, 5}, Dims{1, 2}), &w, &b, mean, var, 0.0, {}));
+  const auto bn = values(run_op("aten::batch_norm", {Value(t({3, 5}, Dims{1, 2})), Value(w), Value(b), Value(mean), Value(var),
+                                                     Value(false), Value(0.1), Value(0.0), Value(true)}));
   CHECK(bn[0] == Approx(2.0));   // (3 - 1) / 2 * 2 + 0
   CHECK(bn[1] == Approx(13.0));  // (5 - 2) / 1 * 1 + 10
+  // training=True: the batch statistics of each channel (running stats are not updated)
+  const auto bt = values(run_op("aten::batch_norm", {Value(t({1, 5, 3, 7}, Dims{2, 2})), Value(), Value(b), Value(mean),
+                                                     Value(var), Value(true), Value(0.1), Value(0.0), Value(true)}));
+  CHECK(bt == std::vector<float>{-1, 9, 1, 11});  // channel 0: mean 2, var 1; channel 1: mean 6, var 1; + bias
   // aten::cat through the registry: the operator library's CatOp (ops/shape.hpp)
   const auto cat_op = torchtpu::jit::registry().find("aten::cat");
   REQUIRE(cat_op);
@@ -296,8 +314,6 @@ TEST_CASE("jit graph: arguments an op would not honour are rejected at finalize,
   rejects(one_node("aten::log_softmax", {Value(int64_t(-1)), Value(int64_t(5))}), "dtype=torch.float16");
   rejects(one_node("aten::mean", {Value(std::vector<int64_t>{0}), Value(false), Value(int64_t(7))}), "aten::mean x1, first at node 0 (m.py:1): dtype=torch.float64");
   rejects(one_node("aten::sum", {Value(int64_t(4))}), "aten::sum x1, first at node 0 (m.py:1): dtype=torch.int64");
-  rejects(one_node("aten::batch_norm", {Value(), Value(), Value(), Value(), Value(true), Value(0.1), Value(1e-5), Value(true)}),
-          "aten::batch_norm x1, first at node 0 (m.py:1): training=True");
   // Exact cases load: eval-mode or p=0 dropout (Swin keeps dropout(x, 0.0, train=True)), float32 dtypes.
   for (Graph g : {one_node("aten::dropout", {Value(0.0), Value(true)}), one_node("aten::dropout", {Value(0.5), Value(false)}),
                   one_node("aten::softmax", {Value(int64_t(-1)), Value(int64_t(6))}),

@@ -14,7 +14,8 @@
 #include "../ops/matmul.hpp"   // matmul
 #include "../ops/reduce.hpp"   // mean, sum, softmax, log_softmax
 #include "../ops/unary.hpp"    // activations
-#include "kernels.hpp"         // conv2d, pooling, norms, attention
+#include "../ops/norm.hpp"     // layer_norm (the encoder layer's norms)
+#include "kernels.hpp"         // conv2d, pooling, attention
 #include "library_ops.hpp"     // register_library_ops (the operator library's ops)
 #include "registry.hpp"        // Registry, OpDef, OpContext
 
@@ -425,7 +426,7 @@ inline FloatTensor encoder_layer(OpContext& ctx) {
   const double eps = ctx.arg(9, n).to_double(n);
   if (ctx.in.size() > 18 && !ctx.in[18]->is_none())
     throw ValueError(std::string(n) + ": attention masks are not supported");
-  const std::vector<int64_t> norm_shape{E};
+  const Dims norm_shape{E};
   const Epilogue none{}, act = fixed(use_gelu ? K::Gelu : K::Relu);
   auto mha = [&](const FloatTensor& x) {
     return kernels::multi_head_attention(x, x, x, E, H, T(3), T(4), T(5), T(6), false, false, nullptr);
@@ -433,13 +434,14 @@ inline FloatTensor encoder_layer(OpContext& ctx) {
   auto ffn = [&](const FloatTensor& x) {
     return kernels::linear(kernels::linear(x, T(14), &T(15), act), T(16), &T(17), none);
   };
+  auto norm = [&](const FloatTensor& x, size_t w) { return torchtpu::layer_norm(x, norm_shape, T(w), T(w + 1), eps); };
   FloatTensor x = src;
   if (norm_first) {
-    x = FloatTensor(torchtpu::add(x, mha(kernels::layer_norm(x, norm_shape, &T(10), &T(11), eps))));
-    x = FloatTensor(torchtpu::add(x, ffn(kernels::layer_norm(x, norm_shape, &T(12), &T(13), eps))));
+    x = FloatTensor(torchtpu::add(x, mha(norm(x, 10))));
+    x = FloatTensor(torchtpu::add(x, ffn(norm(x, 12))));
   } else {
-    x = kernels::layer_norm(FloatTensor(torchtpu::add(x, mha(x))), norm_shape, &T(10), &T(11), eps);
-    x = kernels::layer_norm(FloatTensor(torchtpu::add(x, ffn(x))), norm_shape, &T(12), &T(13), eps);
+    x = norm(FloatTensor(torchtpu::add(x, mha(x))), 10);
+    x = norm(FloatTensor(torchtpu::add(x, ffn(x))), 12);
   }
   return x;
 }
@@ -565,18 +567,7 @@ inline void register_builtin_ops(Registry& r) {
     c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::add(torchtpu::mul(c.arg(0, n).tensor(n), beta),
                                                                  torchtpu::mul(prod, alpha))));
   }, true);
-  def("aten::batch_norm", [](OpContext& c) {
-    const char* n = "aten::batch_norm";
-    if (c.arg(5, n).to_bool(n)) throw ValueError(std::string(n) + ": training-mode batch_norm is not supported");
-    c.out[0] = Value(kernels::batch_norm(c.arg(0, n).tensor(n), opt_tensor(c.arg(1, n), n), opt_tensor(c.arg(2, n), n),
-                                         c.arg(3, n).tensor(n), c.arg(4, n).tensor(n), c.arg(7, n).to_double(n),
-                                         c.epilogue));
-  }, true);
-  def("aten::layer_norm", [](OpContext& c) {
-    const char* n = "aten::layer_norm";
-    c.out[0] = Value(kernels::layer_norm(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n), opt_tensor(c.arg(2, n), n),
-                                         opt_tensor(c.arg(3, n), n), c.arg(4, n).to_double(n)));
-  });
+  // the normalizations (aten::batch_norm, ...): the operator library, ops/norm.hpp
   def("aten::_native_multi_head_attention", [](OpContext& c) {
     const char* n = "aten::_native_multi_head_attention";
     if (!c.arg(9, n).is_none()) throw ValueError(std::string(n) + ": attention masks are not supported");
@@ -821,12 +812,6 @@ inline void register_builtin_ops(Registry& r) {
     check(n, [](std::span<const Value* const> in) { return check_dtype(in, 2); });
   for (const char* n : {"aten::mean", "aten::sum"})
     check(n, [](std::span<const Value* const> in) { return check_dtype(in, in.size() == 2 ? 1 : 3); });
-  check("aten::batch_norm", [](std::span<const Value* const> in) -> std::string {
-    if (in.size() > 5 && !(in[5] && in[5]->is_bool() && !in[5]->to_bool()))
-      return "training=" + show(in[5]) + ": batch statistics, as in a module traced in training mode; trace the "
-             "model in eval mode (model.eval())";
-    return "";
-  });
   check("aten::_convolution", [](std::span<const Value* const> in) -> std::string {
     if (in.size() > 6 && !(in[6] && in[6]->is_bool() && !in[6]->to_bool()))
       return "transposed=" + show(in[6]) + " (transposed convolutions are not supported)";

@@ -1,6 +1,7 @@
 // torchtpu/jit/kernels.hpp — float32 CPU kernels of the run-time graph that are not single
 // expressions: convolution (im2col + the fused matmul, direct loop for depthwise), pooling,
-// batch_norm, layer_norm, multi-head attention; epilogue application.
+// multi-head attention; epilogue application. (Normalizations: the operator library,
+// ops/norm.hpp.)
 #pragma once
 #include <algorithm>  // std::max, std::min
 #include <cmath>      // std::sqrt, std::ceil, std::floor
@@ -293,66 +294,6 @@ inline FloatTensor adaptive_avg_pool2d(const FloatTensor& xin, std::vector<int64
     }
   }
   return unb ? out.squeeze(0) : out;
-}
-
-/// Eval-mode batch_norm over dim 1: `(x - mean) / sqrt(var + eps) * w + b`, any rank >= 2.
-inline FloatTensor batch_norm(const FloatTensor& x, const FloatTensor* w, const FloatTensor* b,
-                              const FloatTensor& mean, const FloatTensor& var, double eps, const Epilogue& ep) {
-  if (x.dim() < 2) throw ShapeError("aten::batch_norm: expected at least 2-D input, got " + to_string(x.sizes()));
-  const int64_t C = x.size(1);
-  if (mean.numel() != C || var.numel() != C)
-    throw ShapeError("aten::batch_norm: running stats of " + std::to_string(mean.numel()) + " channels for input " +
-                     to_string(x.sizes()));
-  // Per-channel scale and shift, broadcast over [C, 1, ...].
-  FloatTensor scale = FloatTensor::empty(Dims{C}), shift = FloatTensor::empty(Dims{C});
-  for (int64_t c = 0; c < C; ++c) {
-    const double s = (w ? double(w->at(c)) : 1.0) / std::sqrt(double(var.at(c)) + eps);
-    scale.at(c) = float(s);
-    shift.at(c) = float((b ? double(b->at(c)) : 0.0) - double(mean.at(c)) * s);
-  }
-  Dims bs = Dims::filled(x.dim(), 1);
-  bs[1] = C;
-  return eval_new(ep, torchtpu::add(torchtpu::mul(x, scale.view(bs)), shift.view(bs)));
-}
-
-/// layer_norm over the trailing `normalized` dims, statistics in float64.
-inline FloatTensor layer_norm(const FloatTensor& xin, const std::vector<int64_t>& normalized, const FloatTensor* w,
-                              const FloatTensor* b, double eps) {
-  const int nd = int(normalized.size());
-  if (nd == 0 || nd > xin.dim())
-    throw ShapeError("aten::layer_norm: normalized_shape " + list_str(normalized) + " for input " + to_string(xin.sizes()));
-  int64_t M = 1;
-  for (int i = 0; i < nd; ++i) {
-    if (xin.size(xin.dim() - nd + i) != normalized[size_t(i)])
-      throw ShapeError("aten::layer_norm: normalized_shape " + list_str(normalized) + " does not match input " +
-                       to_string(xin.sizes()));
-    M *= normalized[size_t(i)];
-  }
-  if ((w && w->numel() != M) || (b && b->numel() != M))
-    throw ShapeError("aten::layer_norm: weight/bias size does not match normalized_shape " + list_str(normalized));
-  const FloatTensor x = xin.contiguous();
-  const FloatTensor wc = w ? w->contiguous() : FloatTensor(), bc = b ? b->contiguous() : FloatTensor();
-  FloatTensor out = FloatTensor::empty(x.sizes());
-  const int64_t rows = M ? x.numel() / M : 0;
-  const float* xp = x.data_ptr();
-  float* o = out.data_ptr();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = xp + r * M;
-    double s = 0;
-    for (int64_t i = 0; i < M; ++i) s += xr[i];
-    const double mu = s / double(M);
-    double v = 0;
-    for (int64_t i = 0; i < M; ++i) v += (xr[i] - mu) * (xr[i] - mu);
-    const double rstd = 1.0 / std::sqrt(v / double(M) + eps);
-    float* orow = o + r * M;
-    for (int64_t i = 0; i < M; ++i) {
-      double y = (xr[i] - mu) * rstd;
-      if (w) y *= wc.data_ptr()[i];
-      if (b) y += bc.data_ptr()[i];
-      orow[i] = float(y);
-    }
-  }
-  return out;
 }
 
 /// Scaled dot-product self/cross attention as `nn.MultiheadAttention`'s fast path computes it

@@ -192,7 +192,9 @@ inline sh::Value matmul(sh::Builder& b, sh::Value x, sh::Value y) {
 
 /// The lowering of library op `Op` (ops/library.hpp): its tensor operands as device values
 /// (lists flattened, host tensors uploaded as parameters), its other arguments read by its
-/// schema from host constants, its dtype and shape rule, then `Op::lower`.
+/// schema from host constants, its dtype and shape rule, then `Op::lower`. An absent optional
+/// tensor (`Tensor? weight=None`) is not an operand: the op's `args` reads it as None and
+/// records which are present (ops/norm.hpp's header).
 template <class Op>
 void lower_library_op(LowerContext& c) {
   static const ops::Schema s = ops::parse_schema(Op::schema);
@@ -205,7 +207,11 @@ void lower_library_op(LowerContext& c) {
       args.push_back(to_arg(c.host(i, s.name.c_str())));
       continue;
     }
-    args.emplace_back();  // tensors travel in `xs`
+    if (l.kind == LValue::Kind::Host && l.host.is_none() && s.args[i].type.optional) {
+      args.emplace_back();  // an absent optional tensor: None to the reader, not an operand
+      continue;
+    }
+    args.emplace_back(AnyTensor());  // tensors travel in `xs`; the reader sees a (placeholder) tensor
     if (l.kind == LValue::Kind::DeviceList) {
       xs.insert(xs.end(), l.list.begin(), l.list.end());
     } else if (l.kind == LValue::Kind::Host && l.host.kind() == Value::Kind::TensorList) {
@@ -214,8 +220,6 @@ void lower_library_op(LowerContext& c) {
         one.host = Value(t);
         xs.push_back(c.to_device(one));
       }
-    } else if (l.kind == LValue::Kind::Host && l.host.is_none() && s.args[i].type.optional) {
-      throw ValueError(s.name + ": an absent optional tensor is not lowered yet");
     } else {
       xs.push_back(c.dev(i));
     }
@@ -428,27 +432,6 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       s = c.b.divide(s, splat(c.b, double(count), s.dims));
       if (c.in.size() > 2 && c.host(2, "mean").to_bool()) s = keep(c.b, s, x.dims, dims);
       c.out[0] = LValue::of(s);
-    };
-    r["aten::layer_norm"] = [](LowerContext& c) {
-      sh::Value x = c.dev(0);
-      const auto shape = c.host(1, "layer_norm").to_ints();
-      const double eps = c.host(4, "layer_norm").to_double();
-      std::vector<int64_t> dims;
-      int64_t count = 1;
-      for (size_t i = 0; i < shape.size(); ++i) {
-        dims.push_back(int64_t(x.dims.size() - shape.size() + i));
-        count *= shape[i];
-      }
-      auto mean = [&](const sh::Value& v) {
-        sh::Value s = reduce_sum(c.b, v, dims);
-        return keep(c.b, c.b.divide(s, splat(c.b, double(count), s.dims)), x.dims, dims);
-      };
-      sh::Value xc = bin(c.b, "subtract", x, mean(x));
-      sh::Value var = mean(c.b.multiply(xc, xc));
-      sh::Value y = bin(c.b, "multiply", xc, c.b.unary("rsqrt", c.b.add(var, splat(c.b, eps, var.dims))));
-      if (!(c.in[2]->kind == LValue::Kind::Host && c.in[2]->host.is_none())) y = bin(c.b, "multiply", y, c.dev(2));
-      if (!(c.in[3]->kind == LValue::Kind::Host && c.in[3]->host.is_none())) y = bin(c.b, "add", y, c.dev(3));
-      c.out[0] = LValue::of(y);
     };
     r["aten::max_pool2d"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);

@@ -14,6 +14,7 @@
 #include "arith.hpp"     // elementwise op structs (ElementwiseOps)
 #include "compare.hpp"   // elementwise op structs
 #include "math.hpp"      // CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp
+#include "norm.hpp"      // LayerNormOp, RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp
 #include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp
 #include "reduce.hpp"    // reduction op structs
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
@@ -64,7 +65,8 @@ using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, Rs
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
                           TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp, PadOp,
-                          ConstantPadNdOp, CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp>;
+                          ConstantPadNdOp, CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp, LayerNormOp,
+                          RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp>;
 
 namespace detail {
 using ByNameFn = AnyTensor (*)(std::span<const Arg>);

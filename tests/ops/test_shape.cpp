@@ -492,3 +492,14 @@ TEST_CASE("pad and constant_pad_nd on AnyTensor and by schema", "[ops][shape][pa
                                     std::string("reflect"), ops::Arg{}};
   check_values(ops::call_by_name("aten::pad", args4).get<float>(), {1, 0, 1, 2, 1});
 }
+
+TEST_CASE("call by schema: a tensor list where the schema has one tensor is a TypeError", "[ops][schema]") {
+  // (fuzz_jit_graph: an empty Tensor[] passed as take_along_dim's `self` flattened to no operand,
+  // and the shape rule read past the operand list)
+  const AnyTensor a = make<float>({1, 2}, Dims{2});
+  std::vector<ops::Arg> args{ops::Arg(std::vector<AnyTensor>{}), ops::Arg(AnyTensor(make<int64_t>({0}, Dims{1})))};
+  CHECK_THROWS_WITH(ops::call_by_name("aten::take_along_dim", args),
+                    "aten::take_along_dim: argument 'self' must be Tensor, got Tensor[]");
+  std::vector<ops::Arg> one{ops::Arg(a), ops::Arg(int64_t{0})};
+  CHECK_THROWS_AS(ops::call_args<ops::CatOp>(one), TypeError);  // cat takes Tensor[]
+}

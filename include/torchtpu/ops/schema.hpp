@@ -346,14 +346,17 @@ class ArgReader {
   }
 
   /// Every tensor argument in schema order, lists flattened; None for `Tensor?` gives an
-  /// undefined AnyTensor. **Errors:** TypeError when a tensor argument holds something else.
+  /// undefined AnyTensor. **Errors:** TypeError when a tensor argument holds something else (a
+  /// list where the schema has one tensor, or one tensor where it has a list).
   std::vector<AnyTensor> tensors() const {
     std::vector<AnyTensor> r;
     for (const SchemaArg& s : schema_.args) {
       if (s.type.base != ArgType::Base::Tensor) continue;
       const Arg& a = get(s.name);
-      if (const auto* t = std::get_if<AnyTensor>(&a)) r.push_back(*t);
-      else if (const auto* l = std::get_if<std::vector<AnyTensor>>(&a)) r.insert(r.end(), l->begin(), l->end());
+      const auto* t = std::get_if<AnyTensor>(&a);
+      const auto* l = std::get_if<std::vector<AnyTensor>>(&a);
+      if (t && !s.type.list) r.push_back(*t);
+      else if (l && s.type.list) r.insert(r.end(), l->begin(), l->end());
       else if (std::holds_alternative<std::monostate>(a) && s.type.optional) r.emplace_back();
       else throw mismatch(s.name, s.type.text.c_str(), a);
     }

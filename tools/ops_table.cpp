@@ -32,7 +32,11 @@ std::string table() {
   t += std::string(kBegin) + "\n\n";
   t += "| op | C++ | aten schema | dtypes | CPU | PJRT |\n|---|---|---|---|---|---|\n";
   torchtpu::ops::LibraryOps::for_each([&t]<class Op>(std::type_identity<Op>) {
-    t += "| " + std::string(Op::name) + " | `torchtpu::" + std::string(Op::name) + "` | `" + std::string(Op::schema) +
+    // the C++ function: `Op::api` when the op declares one ("" for an op reached only by its
+    // aten name, e.g. an alias), else the op's name
+    std::string api(Op::name);
+    if constexpr (requires { Op::api; }) api = std::string(Op::api);
+    t += "| " + std::string(Op::name) + " | " + (api.empty() ? std::string("(by aten name)") : "`torchtpu::" + api + "`") + " | `" + std::string(Op::schema) +
          "` | " + dtypes_text(Op::dtypes) + " | ✅ | 🟧 |\n";
   });
   t += "\n" + std::string(kEnd);

@@ -92,6 +92,8 @@ inline const Attr* Attr::get(const std::string& key) const {
   return nullptr;
 }
 
+struct Body;
+
 /// One operation of @main.
 struct Op {
   std::string name;                 // e.g. "stablehlo.add", "chlo.erf"
@@ -100,7 +102,18 @@ struct Op {
   std::vector<TensorType> result_types;
   std::map<std::string, Attr> attrs;
   std::string reducer;              // reduce / reduce_window body: "stablehlo.add", ...
+  std::shared_ptr<const Body> body; // stablehlo.sort: its comparator; null otherwise
   int line = 0;
+};
+
+/// A region of scalar ops (stablehlo.sort's comparator), with slots of its own: block argument k
+/// is slot k, and its ops' results follow. Checked by detail::plan_sort (kernels.hpp).
+struct Body {
+  std::vector<TensorType> arg_types;  // the block arguments, in order
+  std::vector<Op> ops;                // in order
+  int result = -1;                    // the slot `stablehlo.return` returns
+  int num_slots = 0;
+  int line = 0;                       // the region's opening line
 };
 
 struct Schedule;  // fusion.hpp

@@ -1,6 +1,7 @@
 // src/device/interpreter.cpp — executes a parsed StableHLO program on the host with TPU
 // numerics (bf16 operands for DEFAULT-precision f32 dot/convolution, f32 accumulation).
-#include <algorithm>  // std::fill, std::min
+#include <algorithm>  // std::fill, std::min, std::copy
+#include <cstddef>    // std::ptrdiff_t
 #include <cmath>      // std::exp, std::tanh, ...
 #include <cstring>    // std::memcpy
 #include <cstdlib>    // std::getenv, std::atoi
@@ -803,6 +804,181 @@ Tensor run_reduce_window(const Op& op, const Tensor& x, const Tensor& init, cons
 
 }  // namespace
 
+// ---------------------------------------------------------------------------- sort
+namespace detail {
+
+SortPlan plan_sort(const Op& op, const std::vector<const TensorType*>& in) {
+  const size_t n = in.size();
+  if (n == 0) op_fail(op, "needs at least one operand");
+  if (op.result_types.size() != n)
+    op_fail(op, "has " + std::to_string(n) + " operands but " + std::to_string(op.result_types.size()) + " results");
+  for (size_t k = 0; k < n; ++k) {
+    if (in[k]->dims != in[0]->dims) op_fail(op, "operand shapes " + in[0]->str() + " and " + in[k]->str() + " differ");
+    if (!(op.result_types[k] == *in[k]))
+      op_fail(op, "result " + std::to_string(k) + " has type " + op.result_types[k].str() + " but operand " +
+                      std::to_string(k) + " is " + in[k]->str());
+  }
+  SortPlan sp;
+  const int64_t rank = static_cast<int64_t>(in[0]->dims.size());
+  sp.dim = -1;  // StableHLO's default: the last axis
+  if (const auto it = op.attrs.find("dimension"); it != op.attrs.end()) {
+    if (it->second.kind != Attr::Int) op_fail(op, "dimension must be an integer");
+    sp.dim = it->second.i;
+  }
+  if (sp.dim < -rank || sp.dim >= rank)
+    op_fail(op, "dimension " + std::to_string(sp.dim) + " is out of range for " + in[0]->str());
+  if (sp.dim < 0) sp.dim += rank;
+  if (const auto it = op.attrs.find("is_stable"); it != op.attrs.end() && it->second.kind != Attr::Bool)
+    op_fail(op, "is_stable must be true or false");
+  if (!op.body) op_fail(op, "needs a comparator region");
+  const Body& b = *op.body;
+  auto body_fail = [&](const std::string& msg) {
+    throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(b.line) + ": " + op.name + ": comparator: " + msg);
+  };
+  if (b.arg_types.size() != 2 * n)
+    body_fail("takes " + std::to_string(b.arg_types.size()) + " arguments; " + std::to_string(n) + " operand" +
+              (n == 1 ? "" : "s") + " need " + std::to_string(2 * n) + " (two scalars per operand: a0, b0, a1, b1, ...)");
+  if (b.num_slots < static_cast<int>(b.arg_types.size())) body_fail("malformed region");
+  std::vector<const TensorType*> types(static_cast<size_t>(b.num_slots), nullptr);
+  for (size_t i = 0; i < b.arg_types.size(); ++i) {
+    const TensorType want{in[i / 2]->et, {}};
+    if (!(b.arg_types[i] == want))
+      body_fail("argument " + std::to_string(i) + " has type " + b.arg_types[i].str() + " but operand " +
+                std::to_string(i / 2) + " needs " + want.str());
+    types[i] = &b.arg_types[i];
+  }
+  sp.init.assign(static_cast<size_t>(b.num_slots), 0.0);
+  auto slot_ok = [&](int s) { return s >= 0 && s < b.num_slots; };
+  for (const Op& bop : b.ops) {
+    if (bop.results.size() != 1 || bop.result_types.size() != 1 || !slot_ok(bop.results[0]))
+      op_fail(bop, "a comparator op must have one result");
+    const TensorType& out = bop.result_types[0];
+    if (!out.dims.empty()) op_fail(bop, "comparator values must be scalars (rank 0), not " + out.str());
+    std::vector<const TensorType*> bin;
+    for (int s : bop.operands) {
+      if (!slot_ok(s) || !types[static_cast<size_t>(s)]) op_fail(bop, "operand is not a value of the comparator");
+      bin.push_back(types[static_cast<size_t>(s)]);
+    }
+    if (bop.name == "stablehlo.constant") {
+      if (!bin.empty()) op_fail(bop, "takes no operands");
+      sp.init[static_cast<size_t>(bop.results[0])] = run_constant(bop, out).data.at(0);
+    } else if (is_elementwise(bop.name)) {
+      SortPlan::Step st;
+      st.plan = plan_elementwise(bop, bin, out);
+      st.in = bop.operands;
+      st.out = bop.results[0];
+      sp.steps.push_back(std::move(st));
+    } else {
+      op_fail(bop, "is not supported in a sort comparator (only elementwise ops and constants)", kUnimplemented);
+    }
+    types[static_cast<size_t>(bop.results[0])] = &out;
+  }
+  if (!slot_ok(b.result) || !types[static_cast<size_t>(b.result)]) body_fail("must return one value");
+  const TensorType i1{ET::PRED, {}};
+  if (!(*types[static_cast<size_t>(b.result)] == i1))
+    body_fail("returns " + types[static_cast<size_t>(b.result)]->str() + "; it must return tensor<i1>");
+  sp.result = b.result;
+  return sp;
+}
+
+}  // namespace detail
+
+namespace {
+
+/// Stable merge sort of `idx` by `before` (a comes before b when before(a, b)): insertion-sorted
+/// runs of 16, then merges that take from the right run only when its head comes strictly
+/// before the left one's. Every access is bounded by the index ranges, not by the comparator's
+/// answers, so a comparator that is not a strict weak order gives some permutation, never a
+/// crash.
+template <class Before>
+void merge_sort_indices(std::vector<int64_t>& idx, std::vector<int64_t>& tmp, Before before) {
+  const size_t n = idx.size();
+  constexpr size_t kRun = 16;
+  for (size_t s = 0; s < n; s += kRun) {
+    const size_t e = std::min(n, s + kRun);
+    for (size_t i = s + 1; i < e; ++i) {
+      const int64_t v = idx[i];
+      size_t j = i;
+      for (; j > s && before(v, idx[j - 1]); --j) idx[j] = idx[j - 1];
+      idx[j] = v;
+    }
+  }
+  for (size_t w = kRun; w < n; w *= 2) {
+    for (size_t s = 0; s < n; s += 2 * w) {
+      const size_t m = std::min(n, s + w), e = std::min(n, s + 2 * w);
+      if (m >= e || !before(idx[m], idx[m - 1])) {  // one run, or the two already in order
+        std::copy(idx.begin() + static_cast<std::ptrdiff_t>(s), idx.begin() + static_cast<std::ptrdiff_t>(e),
+                  tmp.begin() + static_cast<std::ptrdiff_t>(s));
+        continue;
+      }
+      size_t i = s, j = m, o = s;
+      while (i < m && j < e) tmp[o++] = before(idx[j], idx[i]) ? idx[j++] : idx[i++];
+      while (i < m) tmp[o++] = idx[i++];
+      while (j < e) tmp[o++] = idx[j++];
+    }
+    idx.swap(tmp);
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<Tensor> run_sort(const Op& op, const std::vector<const Tensor*>& in) {
+  std::vector<const TensorType*> types;
+  for (const Tensor* t : in) types.push_back(&t->type);
+  const SortPlan sp = plan_sort(op, types);
+  const size_t n = in.size();
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < n; ++k) out.push_back(make(op.result_types[k]));
+  const auto& dims = in[0]->type.dims;
+  const size_t d = static_cast<size_t>(sp.dim);
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < d; ++a) outer *= dims[a];
+  for (size_t a = d + 1; a < dims.size(); ++a) inner *= dims[a];
+  const int64_t len = dims[d];
+  if (in[0]->type.numel() == 0) return out;
+
+  // The comparator: block arguments in slots 0..2n-1, then one slot per op, in a register file.
+  std::vector<double> regs = sp.init;
+  std::vector<std::vector<const double*>> step_in;
+  std::vector<double*> step_out;
+  for (const SortPlan::Step& st : sp.steps) {
+    std::vector<const double*> ptrs;
+    for (int s : st.in) ptrs.push_back(regs.data() + s);
+    step_in.push_back(std::move(ptrs));
+    step_out.push_back(regs.data() + st.out);
+  }
+  std::vector<const double*> src(n);
+  const double* const result = regs.data() + sp.result;
+  int64_t base = 0;
+  auto before = [&](int64_t i, int64_t j) {
+    const int64_t oi = base + i * inner, oj = base + j * inner;
+    for (size_t k = 0; k < n; ++k) {
+      regs[2 * k] = src[k][oi];
+      regs[2 * k + 1] = src[k][oj];
+    }
+    for (size_t s = 0; s < sp.steps.size(); ++s) ew_run(sp.steps[s].plan, step_in[s].data(), step_out[s], 1);
+    return *result != 0;
+  };
+  for (size_t k = 0; k < n; ++k) src[k] = in[k]->data.data();
+  std::vector<int64_t> idx(static_cast<size_t>(len)), tmp(static_cast<size_t>(len));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t q = 0; q < inner; ++q) {
+      base = o * len * inner + q;
+      for (int64_t t = 0; t < len; ++t) idx[static_cast<size_t>(t)] = t;
+      merge_sort_indices(idx, tmp, before);
+      for (size_t k = 0; k < n; ++k) {
+        double* dst = out[k].data.data() + base;
+        for (int64_t t = 0; t < len; ++t) dst[t * inner] = src[k][base + idx[static_cast<size_t>(t)] * inner];
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
 namespace {
 
 /// An elementwise op alone, on whole tensors.
@@ -838,6 +1014,12 @@ void run_op(const Program& root, const Op& op, std::vector<TensorPtr>& env) {
     auto res = run_function(root, *it->second, call_args);
     if (res.size() != 1 || !(res[0]->type == out)) op_fail(op, "callee result does not match the call");
     env[static_cast<size_t>(op.results[0])] = res[0];
+    return;
+  }
+  if (n == "sort") {
+    if (op.results.size() != op.result_types.size()) op_fail(op, "result count does not match its types", kInternal);
+    auto sorted = run_sort(op, in);
+    for (size_t k = 0; k < sorted.size(); ++k) env[static_cast<size_t>(op.results[k])] = share(std::move(sorted[k]));
     return;
   }
   Tensor r;

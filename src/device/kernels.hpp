@@ -1,5 +1,6 @@
-// src/device/kernels.hpp — helpers shared by the emulator's interpreter (interpreter.cpp) and
-// its matrix-unit kernels (contract.cpp); internal to the plugin.
+// src/device/kernels.hpp — helpers shared by the emulator's interpreter (interpreter.cpp), its
+// matrix-unit kernels (contract.cpp), its fusion planner and its parser (which checks sorts with
+// plan_sort); internal to the plugin.
 #pragma once
 #include <cstddef>  // size_t
 #include <cstdint>  // int64_t
@@ -55,6 +56,30 @@ Tensor run_constant(const Op& op, const TensorType& out);
 /// Checks stablehlo.broadcast_in_dim of an `x` to `out`; per result axis, the operand's
 /// element stride (0 along broadcast axes).
 std::vector<int64_t> broadcast_strides(const Op& op, const TensorType& x, const TensorType& out);
+
+/// A checked stablehlo.sort: its axis and its comparator compiled to scalar steps over a small
+/// register file (one value per comparator slot).
+struct SortPlan {
+  struct Step {
+    EwPlan plan;
+    std::vector<int> in;  ///< comparator slots read, in operand order
+    int out = 0;          ///< comparator slot written
+  };
+  int64_t dim = 0;           ///< the axis sorted along (non-negative)
+  std::vector<Step> steps;   ///< the comparator's elementwise ops, in order
+  std::vector<double> init;  ///< per comparator slot: its value for constants, else 0
+  int result = 0;            ///< the slot the comparator returns (an i1)
+};
+/// Checks stablehlo.sort `op` on operand types `in`: equal shapes, result types equal to the
+/// operand types, `dimension` in range, a comparator whose block arguments are two scalars per
+/// operand (a0, b0, a1, b1, ...) of the operands' element types, whose ops are elementwise ops or
+/// constants on scalars, and which returns one tensor<i1>. Throws EmuError (INVALID_ARGUMENT;
+/// UNIMPLEMENTED for an op the comparator may not use) naming the op and its line.
+SortPlan plan_sort(const Op& op, const std::vector<const TensorType*>& in);
+/// stablehlo.sort: every operand permuted alike along the axis, by a stable merge sort that
+/// asks the comparator "does a come before b"; safe (no out-of-bounds access) for any comparator,
+/// even one that is not a strict weak order.
+std::vector<Tensor> run_sort(const Op& op, const std::vector<const Tensor*>& in);
 
 /// stablehlo.dot_general / stablehlo.dot.
 Tensor run_dot_general(const Op& op, const Tensor& lhs, const Tensor& rhs, const TensorType& out);

@@ -1,6 +1,6 @@
 // src/device/parser.cpp — parses the StableHLO MLIR text the emulator accepts (generic form
 // and the pretty forms jax prints for the supported ops) into an emulator::Program.
-#include <algorithm>  // std::min
+#include <algorithm>  // std::min, std::max
 #include <cctype>   // std::isdigit, std::isalnum, std::isxdigit
 #include <map>      // std::map
 #include <cstdlib>  // std::strtod, std::strtoull
@@ -9,7 +9,8 @@
 #include <unordered_map>  // std::unordered_map
 #include <vector>   // std::vector
 
-#include "emulator.hpp"  // Program, Op, Attr, EmuError
+#include "emulator.hpp"  // Program, Op, Body, Attr, EmuError
+#include "kernels.hpp"   // plan_sort
 
 namespace torchtpu::emulator {
 namespace {
@@ -117,7 +118,7 @@ const std::set<std::string>& supported_ops() {
       "log", "log_plus_one", "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan",
       "floor", "ceil", "round_nearest_even", "round_nearest_afz", "is_finite", "compare", "select",
       "clamp", "convert", "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "pad",
-      "iota", "constant", "dot_general", "dot", "reduce", "reduce_window", "convolution", "reverse"};
+      "iota", "constant", "dot_general", "dot", "reduce", "reduce_window", "convolution", "reverse", "sort"};
   return ops;
 }
 
@@ -465,10 +466,18 @@ class Parser {
     scope_[name] = slot;
     return slot;
   }
+  /// `name` as a second name of `slot` (a result group's %x for %x#0).
+  void alias(const std::string& name, int slot, int line) {
+    if (scope_.count(name))
+      throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(line) + ": redefinition of " + name);
+    scope_[name] = slot;
+  }
   int use(const Token& t) {
     if (t.kind != Token::Value)
       throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(t.line) + ": expected an SSA value, found '" + t.text + "'");
     auto it = scope_.find(t.text);
+    if (it == scope_.end() && t.text.size() > 2 && t.text.compare(t.text.size() - 2, 2, "#0") == 0)
+      it = scope_.find(t.text.substr(0, t.text.size() - 2));  // %x#0 is %x
     if (it == scope_.end())
       throw EmuError(kInvalidArgument, "TPU emulator: line " + std::to_string(t.line) + ": use of undefined value " + t.text);
     return it->second;
@@ -584,19 +593,31 @@ class Parser {
       skip_locs();
       return true;
     }
+    // Results: `%x`, or a result group `%x:N` whose values are %x#0 ... %x#(N-1) (%x is %x#0).
     std::vector<Token> names;
+    std::vector<int> counts;  // per name: its group size, or 0 for a plain `%x`
+    size_t total = 0;
     while (peek().kind == Token::Value) {
       names.push_back(next());
+      int count = 0;
       if (accept(":")) {
-        if (peek().kind == Token::Word && peek().text != "1")
-          fail_op(kUnimplemented, names.back().text, line, "operations with several results are not supported");
-        next();
+        const Token& c = next();
+        const bool digits = c.kind == Token::Word && !c.text.empty() && c.text.size() <= 6 &&
+                            c.text.find_first_not_of("0123456789") == std::string::npos;
+        count = digits ? std::stoi(c.text) : 0;
+        if (count < 1)
+          fail_op(kInvalidArgument, names.back().text, line, "expected a result count >= 1 after ':', found '" + c.text + "'");
       }
+      counts.push_back(count);
+      total += static_cast<size_t>(std::max(count, 1));
       if (!accept(",")) break;
     }
     if (names.empty()) fail(kInvalidArgument, "expected an operation, found '" + head + "'");
-    if (names.size() != 1) fail(kUnimplemented, "operations with several results are not supported");
     expect("=");
+    const bool names_sort = (peek().kind == Token::Str || peek().kind == Token::Word) &&
+                            (peek().text == "stablehlo.sort" || peek().text == "mhlo.sort");
+    if (total != 1 && !names_sort)
+      fail_op(kUnimplemented, names[0].text, line, "operations with several results are not supported (only stablehlo.sort)");
     Op op;
     op.line = peek().line;
     if (peek().kind == Token::Word && (peek().text == "call" || peek().text == "func.call")) {
@@ -621,9 +642,22 @@ class Parser {
     else if (peek().kind == Token::Word) parse_pretty(op);
     else fail(kInvalidArgument, "expected an operation name, found '" + peek().text + "'");
     skip_locs();
-    if (op.result_types.size() != 1) fail_op(kInvalidArgument, op.name, op.line, "expected exactly one result type");
-    op.results.push_back(define(names[0].text, names[0].line));
-    slot_types_[op.results[0]] = op.result_types[0];
+    if (op.result_types.size() != total) {
+      if (total == 1) fail_op(kInvalidArgument, op.name, op.line, "expected exactly one result type");
+      fail_op(kInvalidArgument, op.name, op.line, "defines " + std::to_string(total) + " results but declares " +
+                                                      std::to_string(op.result_types.size()) + " result types");
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (counts[i] == 0) {
+        op.results.push_back(define(names[i].text, names[i].line));
+        continue;
+      }
+      const size_t first = op.results.size();
+      for (int k = 0; k < counts[i]; ++k)
+        op.results.push_back(define(names[i].text + "#" + std::to_string(k), names[i].line));
+      alias(names[i].text, op.results[first], names[i].line);
+    }
+    for (size_t k = 0; k < op.results.size(); ++k) slot_types_[op.results[k]] = op.result_types[k];
     ops.push_back(std::move(op));
     return false;
   }
@@ -652,10 +686,16 @@ class Parser {
       for (auto& kv : d.dict) op.attrs[kv.first] = kv.second;
       expect(">");
     }
+    const bool sort = op.name == "stablehlo.sort";
     if (peek().text == "(" && peek(1).text == "{") {  // regions
       next();
-      parse_region(op);
-      while (accept(",")) parse_region(op);
+      if (sort) {
+        parse_comparator(op);
+        if (peek().text == ",") fail_op(kInvalidArgument, op.name, op.line, "takes one region (its comparator)");
+      } else {
+        parse_region(op);
+        while (accept(",")) parse_region(op);
+      }
       expect(")");
     }
     if (peek().text == "{") {
@@ -664,6 +704,16 @@ class Parser {
     }
     expect(":");
     op.result_types = parse_signature_results();
+    if (sort) {  // checked now (compile time), as XLA's verifier would
+      if (!op.body) fail_op(kInvalidArgument, op.name, op.line, "needs a comparator region");
+      std::vector<const TensorType*> in;
+      for (int s : op.operands) {
+        const auto it = slot_types_.find(s);
+        if (it == slot_types_.end()) fail_op(kInternal, op.name, op.line, "operand without a type");
+        in.push_back(&it->second);
+      }
+      (void)detail::plan_sort(op, in);
+    }
     if (op.name == "stablehlo.constant") {
       const auto it = op.attrs.find("value");
       if (it == op.attrs.end() || it->second.kind != Attr::Dense)
@@ -712,6 +762,59 @@ class Parser {
     op.reducer = body[0].name;
   }
 
+  /// A sort's comparator `{ ^bb0(%a0: T0, %b0: T0, ...): <ops> stablehlo.return %r : tensor<i1> }`
+  /// → op.body, with slots of its own (renumbered from 0; the function's slot count is restored).
+  /// Checked by plan_sort; here only that it uses nothing from outside and returns one value.
+  void parse_comparator(Op& op) {
+    const NestGuard guard(*this, "regions");
+    const int line = peek().line;
+    expect("{");
+    auto body = std::make_shared<Body>();
+    body->line = peek().line;
+    const auto saved = scope_;
+    const int base = prog_->num_slots;
+    if (peek().kind != Token::Caret) fail_op(kInvalidArgument, op.name, line, "the comparator needs block arguments ^bb0(...)");
+    next();
+    expect("(");
+    while (peek().text != ")") {
+      const Token& v = next();
+      if (v.kind != Token::Value) fail(kInvalidArgument, "expected a block argument, found '" + v.text + "'");
+      expect(":");
+      body->arg_types.push_back(parse_type());
+      slot_types_[define(v.text, v.line)] = body->arg_types.back();
+      skip_locs();
+      if (!accept(",")) break;
+    }
+    expect(")");
+    expect(":");
+    std::vector<int> ret;
+    bool returned = false;
+    while (peek().text != "}") {
+      if (peek().kind == Token::End) fail(kInvalidArgument, "unterminated region");
+      if (returned) fail(kInvalidArgument, "operation after stablehlo.return");
+      returned = parse_statement(body->ops, &ret);
+    }
+    expect("}");
+    scope_ = saved;
+    const int end = prog_->num_slots;
+    prog_->num_slots = base;
+    for (int s = base; s < end; ++s) slot_types_.erase(s);
+    if (!returned || ret.size() != 1)
+      fail_op(kInvalidArgument, op.name, line, "the comparator must end with stablehlo.return of one tensor<i1>");
+    auto local = [&](int s, int at) {
+      if (s < base || s >= end)
+        fail_op(kInvalidArgument, op.name, at, "the comparator may use only its block arguments and its own values");
+      return s - base;
+    };
+    for (Op& b : body->ops) {
+      for (int& s : b.operands) s = local(s, b.line);
+      for (int& s : b.results) s = local(s, b.line);
+    }
+    body->result = local(ret[0], line);
+    body->num_slots = end - base;
+    op.body = std::move(body);
+  }
+
   void parse_operands(Op& op) {
     while (peek().kind == Token::Value) {
       op.operands.push_back(use(next()));
@@ -742,6 +845,8 @@ class Parser {
     if (op.name.rfind("mhlo.", 0) == 0) op.name = "stablehlo." + op.name.substr(5);
     check_supported(op.name, op.line);
     const std::string base = op.name.substr(op.name.find('.') + 1);
+    if (base == "sort")  // stablehlo.sort has no pretty form
+      fail_op(kUnimplemented, op.name, op.line, "only the generic form \"stablehlo.sort\"(...) ({ comparator }) is supported");
     if (base == "constant") {
       Attr v = parse_attr();
       if (v.kind != Attr::Dense) fail_op(kInvalidArgument, op.name, op.line, "expected dense<...>");

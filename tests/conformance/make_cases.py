@@ -28,7 +28,8 @@ Manifest line (space-separated tokens; lines starting with '#' are comments):
              s  stored with the last dim doubled: the operand is every second element of it
                 (slice step 2, a non-contiguous view)
            bfloat16 arrays are stored as float32 (NumPy has no bfloat16) holding bf16 values.
-  RESULT   out:FILE:DTYPE | error:PYTHON_EXCEPTION_NAME
+  RESULT   out:FILE:DTYPE | outs:FILE:DTYPE;FILE:DTYPE;... (an op with several results,
+           in order) | error:PYTHON_EXCEPTION_NAME
            error: torch raised, so the C++ side must throw a torchtpu::Error.
 
 Adding an op = one Spec in SPECS: its aten name, overload, and a generator of cases
@@ -511,6 +512,304 @@ def var_dim_cases(g):
     yield Case(g.t((3,), 'int32'), [0], True, False, error=True)
 
 
+def sort_cases(g):
+    # stable=True is torch's order for repeated keys (ours); bool and bfloat16 repeat keys
+    for d in ALL:
+        for shape, dim, desc in [((3, 5), 1, False), ((3, 5), 0, True), ((2, 3, 4), -1, True), ((4,), 0, False),
+                                 ((0, 3), 1, False), ((3, 1), 1, True), ((), 0, False), ((2, 6), -2, False)]:
+            yield Case(g.t(shape, d, '?', specials=False), dim, desc)
+        yield Case(g.t((3, 4), d), 2, False, error=True)  # dim out of range
+    for d in FLOATING:
+        yield Case(g.t((3, 8), d, '?', specials=True), 1, False)  # NaN and infinities placed as torch
+        yield Case(g.t((3, 8), d, '?', specials=True), 1, True)
+
+
+def sort_ref(self, dim, descending):
+    return torch.sort(self, dim=dim, descending=descending, stable=True)
+
+
+def argsort_ref(self, dim, descending):
+    return torch.sort(self, dim=dim, descending=descending, stable=True)[1]
+
+
+def topk_cases(g):
+    # distinct values per line: torch's topk picks among equal values in its own order
+    for d in ['uint8', 'int32', 'int64', 'bfloat16', 'float32', 'float64']:
+        for shape, k, dim, largest in [((3, 6), 2, 1, True), ((3, 6), 3, -1, False), ((5, 2), 5, 0, True), ((4,), 0, 0, True),
+                                       ((2, 3, 4), 4, 2, False), ((6,), 6, 0, True)]:
+            n = int(np.prod(shape))
+            vals = g.rng.permutation(n).astype(np.float64) - (0 if d == 'uint8' else n // 2)
+            x = T(torch.from_numpy(vals).reshape(shape).to(DTYPES[d]), g.pick(g.views(len(shape))))
+            yield Case(x, k, dim, largest, True)
+        yield Case(g.t((3, 4), d), 5, 1, True, True, error=True)  # k past the dim
+        yield Case(g.t((3, 4), d), 1, 2, True, True, error=True)  # dim out of range
+    yield Case(g.t((3, 4), 'bool'), 1, 1, True, True, error=True)  # no bool topk
+
+
+
+def log_softmax_cases(g):
+    # torch 1.13's cpu has no float16 log_softmax
+    for d in ['bfloat16', 'float32', 'float64']:
+        for shape, dim in [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((), 0), ((0, 3), 1), ((5,), 0),
+                           ((1, 1), -2)]:
+            yield Case(g.t(shape, d, '?', specials=False), dim, None)
+        yield Case(g.t((3, 4), d), 2, None, error=True)  # dim out of range
+    yield Case(g.t((3, 4), 'int64'), 1, None, error=True)  # integer input without a dtype
+
+
+def mse_loss_cases(g):
+    # torch 1.13's cpu has no bfloat16 mse_loss
+    for d in ['float16', 'float32', 'float64']:
+        for sa, sb in [((3, 4), (3, 4)), ((2, 1), (3,)), ((0, 3), (0, 3)), ((), ()), ((4,), (2, 4)), ((1, 5), (5,))]:
+            for red in (0, 1, 2):
+                yield Case(g.t(sa, d, '?', specials=False), g.t(sb, d, '?', specials=False), red)
+        yield Case(g.t((3, 4), d), g.t((4, 3), d), 1, error=True)  # shapes that do not broadcast
+    yield Case(g.t((3, 4), 'float32', specials=False), g.t((3, 4), 'float64', specials=False), 1)  # promotion
+    yield Case(g.t((3, 4), 'float32', specials=False), g.t((3, 4), 'int64', lo=-3, hi=3), 0)
+    yield Case(g.t((3, 4), 'int64'), g.t((3, 4), 'int64'), 1, error=True)  # integer result
+
+
+CLASS_DTYPES = ['bfloat16', 'float32', 'float64']  # torch 1.13's cpu: no float16 nll_loss / log_softmax
+
+
+def nll_loss_nd_cases(g, nd=True):
+    for d in CLASS_DTYPES:
+        w = g.t((5,), d, lo=0.25, hi=2.0, specials=False)
+        shapes = [((4, 5), (4,)), ((5,), ())] + ([((2, 5, 3), (2, 3)), ((2, 5, 2, 2), (2, 2, 2))] if nd else [])
+        for xs, ts in shapes:
+            for red in (0, 1, 2):
+                x = g.t(xs, d, '?', specials=False)
+                yield Case(x, g.index(ts, 4), None, red, -100)
+                yield Case(x, g.index(ts, 4), w, red, 1)
+        yield Case(g.t((4, 5), d, specials=False), T(torch.tensor([1, -100, 3, 0])), w, 1, -100)
+        yield Case(g.t((0, 5), d), g.index((0,), 4), None, 0, -100)
+        yield Case(g.t((4, 5), d), T(torch.tensor([1, 5, 3, 0])), None, 1, -100, data_error=True)  # out of range
+        yield Case(g.t((4, 5), d), T(torch.tensor([1, -1, 3, 0])), None, 2, -100, data_error=True)  # negative
+        yield Case(g.t((4, 5), d), g.index((3,), 4), None, 1, -100, error=True)  # batch sizes differ
+        yield Case(g.t((4, 5), d), g.index((4,), 4), g.t((4,), d), 1, -100, error=True)  # weight not [C]
+    yield Case(g.t((4, 5), 'float32'), g.index((4,), 4, dtype='int32'), None, 1, -100, error=True)  # int32 target
+    if not nd:
+        yield Case(g.t((2, 5, 3), 'float32'), g.index((2, 3), 4), None, 1, -100, error=True)  # 3-D input
+
+
+def nll_loss_cases(g):
+    return nll_loss_nd_cases(g, nd=False)
+
+
+def cross_entropy_loss_cases(g):
+    for d in CLASS_DTYPES:
+        w = g.t((5,), d, lo=0.25, hi=2.0, specials=False)
+        for xs, ts in [((4, 5), (4,)), ((5,), ()), ((2, 5, 3), (2, 3))]:
+            for red in (0, 1, 2):
+                x = g.t(xs, d, '?', specials=False)
+                yield Case(x, g.index(ts, 4), None, red, -100, 0.0)
+                yield Case(x, g.index(ts, 4), w, red, 2, 0.0)
+                yield Case(x, g.index(ts, 4), None, red, 0, 0.25)
+                yield Case(x, g.index(ts, 4), w, red, -100, 0.1)
+                # probability targets: the input's shape
+                yield Case(x, g.t(xs, d, lo=0.0, hi=1.0, specials=False), None, red, -100, 0.0)
+                yield Case(x, g.t(xs, d, lo=0.0, hi=1.0, specials=False), w, red, -100, 0.2)
+        yield Case(g.t((4, 5), d, specials=False), T(torch.tensor([1, -100, 3, 0])), w, 1, -100, 0.3)
+        yield Case(g.t((4, 5), d), T(torch.tensor([1, 5, 3, 0])), None, 1, -100, 0.0, data_error=True)
+        yield Case(g.t((4, 5), d), g.index((3,), 4), None, 1, -100, 0.0, error=True)  # batch sizes differ
+        yield Case(g.t((4, 5), d), g.t((4, 5), d), None, 1, 1, 0.0, error=True)  # ignore_index with probabilities
+    yield Case(g.t((4, 5), 'float32'), g.index((4, 5), 1), None, 1, -100, 0.0, error=True)  # int probabilities
+
+
+def dropout_cases(g):
+    for d in ALL:
+        for shape in [(3, 4), (0, 3), (), (5,)]:
+            yield Case(g.t(shape, d, '?'), 0.5, False)
+            yield Case(g.t(shape, d, '?'), 0.0, True)
+            yield Case(g.t(shape, d, '?'), 1.0, True)  # zeros (torch: x * 0, so -0.0 and NaN stay)
+
+
+def pixel_shuffle_cases(g):
+    for d in ALL:
+        for shape, r in [((1, 8, 2, 3), 2), ((2, 4, 3, 3), 2), ((9, 1, 1), 3), ((2, 2, 4, 1, 1), 2), ((0, 4, 2, 2), 2),
+                         ((1, 3, 2, 2), 1)]:
+            yield Case(g.t(shape, d, '?'), r)
+        yield Case(g.t((1, 3, 2, 2), d), 2, error=True)  # channels not divisible by r^2
+        yield Case(g.t((4, 2), d), 1, error=True)  # rank 2
+        yield Case(g.t((1, 4, 2, 2), d), 0, error=True)  # factor 0
+
+
+def pixel_unshuffle_cases(g):
+    for d in ALL:
+        # (no empty input: torch 1.13 returns an empty input unchanged, shape [0, 1, 2, 2] for
+        # [0, 1, 2, 2] and factor 2; the library gives torch's rule's [0, 4, 1, 1])
+        for shape, r in [((1, 2, 4, 6), 2), ((3, 6, 3), 3), ((2, 1, 2, 2, 2), 2), ((1, 3, 2, 2), 1)]:
+            yield Case(g.t(shape, d, '?'), r)
+        yield Case(g.t((1, 2, 3, 4), d), 2, error=True)  # height not divisible
+        yield Case(g.t((4, 2), d), 1, error=True)  # rank 2
+
+
+def embedding_bag_cases(g):
+    # torch 1.13's cpu: float16, float32, float64 tables
+    for d in ['float16', 'float32', 'float64']:
+        w = g.t((6, 3), d, specials=False)
+        idx = g.index((7,), 5)
+        off = T(torch.tensor([0, 2, 2, 5]))
+        for mode in (0, 1, 2):
+            yield Case(w, idx, off, False, mode, False, None, False, None)
+            yield Case(w, idx, off, False, mode, False, None, False, 2)
+            yield Case(w, idx, T(torch.tensor([0, 2, 2, 7])), False, mode, False, None, True, None)
+            yield Case(w, g.index((0,), 5), T(torch.tensor([0, 0])), False, mode, False, None, False, None)
+        yield Case(w, idx, off, False, 0, False, g.t((7,), d, specials=False), False, None)
+        yield Case(w, g.index((7,), 5, dtype='int32'), T(torch.tensor([0, 3], dtype=torch.int32)), False, 1, False, None,
+                   False, None)
+        yield Case(w, idx, off, False, 1, False, g.t((7,), d), False, None, error=True)  # weights need mode sum
+        yield Case(w, T(torch.tensor([1, 6])), T(torch.tensor([0])), False, 0, False, None, False, None, data_error=True)
+        yield Case(w, idx, T(torch.tensor([1, 3])), False, 0, False, None, False, None, data_error=True)  # offsets[0] != 0
+
+
+def embedding_bag_ref(*args):
+    # aten returns (output, offset2bag, bag_size, max_indices); the library op is the output
+    return torch.ops.aten.embedding_bag.padding_idx(*args)[0]
+
+
+# ---- linear algebra (ops/linalg.hpp) ---------------------------------------------------------
+# Products use half-integer (floating) or small integer operands: their sums are exact (or
+# within the tolerance for bfloat16) in any order. torch 1.13's cpu has no float16 (and no bool)
+# matrix products, lerp or frobenius_norm: those dtypes are left out here.
+PRODUCT = ['uint8', 'int32', 'int64', 'bfloat16', 'float32', 'float64']
+
+
+def small(g, shape, d, view='-'):
+    """Operands for products: half-integers in [-3, 3] (floating), integers in [0, 3] (uint8) or [-3, 3]."""
+    if d in FLOATING:
+        t = g.t(shape, d, view, lo=-3, hi=3, specials=False)
+        t.value = (t.value.double() * 2).round().div(2).to(DTYPES[d])
+        return t
+    return g.t(shape, d, view, lo=0 if d == 'uint8' else -3, hi=3)
+
+
+# torch 1.13 returns int64 for integer operands when the equation sums a label outside a product
+# (its at::sum promotes): the library keeps the operands' dtype, so those are floating-only here
+INT64_SUMS = ['ii', 'ij,kj->ik', 'ij->', 'iij->j']
+
+
+def einsum_cases(g):
+    for d in PRODUCT:
+        for eq, shapes in [('bij,bjk->bik', [(2, 3, 4), (2, 4, 5)]), ('ii->i', [(3, 3)]), ('ii', [(4, 4)]),
+                           ('i,j->ij', [(3,), (4,)]), ('...ij,...jk', [(2, 3, 2, 3), (3, 3, 2)]),
+                           ('bhqd,bhkd->bhqk', [(2, 2, 3, 4), (2, 2, 5, 4)]), ('ij,jk,kl->il', [(2, 3), (3, 4), (4, 2)]),
+                           ('ij,kj->ik', [(2, 1), (4, 3)]), ('ij->', [(3, 4)]), ('ji', [(2, 3)]), ('iij->j', [(3, 3, 2)]),
+                           ('ij,jk->ik', [(2, 0), (0, 3)])]:
+            if d in INTEGRAL and eq in INT64_SUMS:
+                continue
+            yield Case(eq, [small(g, s, d, '?') for s in shapes])
+    yield Case('ij,jk', [small(g, (2, 3), 'float32'), small(g, (4, 2), 'float32')], error=True)  # sizes
+    yield Case('ii->i', [small(g, (2, 3), 'float32')], error=True)  # repeated label, sizes differ
+    yield Case('ij->k', [small(g, (2, 3), 'float32')], error=True)  # unknown output label
+    yield Case('ij,jk->ik', [small(g, (2, 3), 'float32')], error=True)  # too few operands
+    yield Case('ij,jk', [small(g, (2, 3), 'float32'), small(g, (3, 2), 'float64')], error=True)  # dtypes
+
+
+def einsum_ref(equation, tensors):
+    return torch.einsum(equation, *tensors)
+
+
+NORM_PS = [2, 1, 0, float('inf'), -float('inf'), 3, 0.5]
+
+
+def vector_norm_cases(g):
+    for d in FLOATING:
+        for shape, p, dim, keep in [((3, 4), 2, None, False), ((3, 4), 1, [1], False), ((2, 3, 4), 0, [0, 2], True),
+                                    ((3, 4), float('inf'), [-1], False), ((3, 4), -float('inf'), [0], True),
+                                    ((2, 5), 3, [1], False), ((2, 5), 0.5, None, False), ((0, 3), 2, [0], False),
+                                    ((), 2, None, False), ((1, 5), 1, [0], False)]:
+            yield Case(g.t(shape, d, '?', specials=False), p, dim, keep)
+    yield Case(g.t((2, 3), 'float32', specials=False), 2, [1], False, 7)  # dtype=torch.float64 (code 7)
+    yield Case(g.t((0, 3), 'float32'), float('inf'), None, False, error=True)  # no identity
+    yield Case(g.t((3, 4), 'int64'), 2, None, False, error=True)  # floating only
+    yield Case(g.t((3, 4), 'float32'), 2, [2], False, error=True)  # dim out of range
+
+
+def vector_norm_ref(self, ord=2, dim=None, keepdim=False, dtype=None):
+    return torch.ops.aten.linalg_vector_norm(self, ord, dim, keepdim, dtype=None if dtype is None else TORCH_DTYPE_CODE[dtype])
+
+
+def norm_dim_cases(g):
+    for d in FLOATING:
+        for shape, p, dim, keep in [((3, 4), 2, [1], False), ((3, 4), None, [0], True), ((2, 3, 4), 1, [0, 2], False),
+                                    ((3, 4), 0, [0, 1], False), ((3, 4), float('inf'), [-1], True), ((2, 5), 3, [1], False)]:
+            yield Case(g.t(shape, d, '?', specials=False), p, dim, keep)
+    yield Case(g.t((3, 4), 'int64'), 2, [1], False, error=True)
+
+
+def norm_scalar_cases(g):
+    for d in FLOATING:
+        for shape, p in [((3, 4), 2), ((5,), 1), ((2, 3), 0), ((2, 3), float('inf')), ((2, 2, 2), 4)]:
+            yield Case(g.t(shape, d, '?', specials=False), p)
+
+
+def frobenius_cases(g):
+    for d in ['bfloat16', 'float32', 'float64']:
+        for shape, dim, keep in [((3, 4), [0, 1], False), ((3, 4), [1], True), ((2, 3, 4), [-1, 0], False), ((0, 2), [0], False)]:
+            yield Case(g.t(shape, d, '?', specials=False), dim, keep)
+
+
+def addmm_cases(g):
+    for d in PRODUCT:
+        for s, a, b in [((2, 4), (2, 3), (3, 4)), ((4,), (2, 3), (3, 4)), ((1, 1), (3, 2), (2, 5)), ((2, 1), (2, 0), (0, 1))]:
+            yield Case(small(g, s, d), small(g, a, d, '?'), small(g, b, d, '?'))
+        beta, alpha = (2, 3) if d not in FLOATING else (0.5, 1.5)
+        yield Case(small(g, (2, 4), d), small(g, (2, 3), d), small(g, (3, 4), d), beta, alpha)
+        yield Case(small(g, (2, 4), d), small(g, (2, 3), d), small(g, (3, 4), d), 0, 1)
+    yield Case(small(g, (2, 2), 'float32'), small(g, (2, 3), 'float32'), small(g, (4, 2), 'float32'), error=True)
+    yield Case(small(g, (3, 3), 'float32'), small(g, (2, 3), 'float32'), small(g, (3, 2), 'float32'), error=True)
+    yield Case(small(g, (2, 2), 'float32'), small(g, (2, 3), 'float64'), small(g, (3, 2), 'float32'), error=True)
+
+
+def baddbmm_cases(g):
+    for d in PRODUCT:
+        for s, a, b in [((2, 2, 4), (2, 2, 3), (2, 3, 4)), ((4,), (3, 2, 3), (3, 3, 4)), ((1, 2, 1), (1, 2, 5), (1, 5, 3))]:
+            yield Case(small(g, s, d), small(g, a, d, '?'), small(g, b, d, '?'))
+        beta, alpha = (2, 3) if d not in FLOATING else (0.5, 1.5)
+        yield Case(small(g, (2, 2, 4), d), small(g, (2, 2, 3), d), small(g, (2, 3, 4), d), beta, alpha)
+    yield Case(small(g, (2, 2, 2), 'float32'), small(g, (2, 2, 3), 'float32'), small(g, (3, 3, 2), 'float32'), error=True)
+
+
+def scaled_ref(op):
+    # beta and alpha are keyword-only in the schema; the manifest passes them in order
+    return lambda self, a, b, beta=1, alpha=1: op(self, a, b, beta=beta, alpha=alpha)
+
+
+def outer_cases(g):
+    for d in ALL:
+        for n, m in [(3, 4), (1, 5), (0, 2)]:
+            yield Case(g.t((n,), d, '?', specials=False, **({} if d in FLOATING else {'lo': 0, 'hi': 9})),
+                       g.t((m,), d, '?', specials=False, **({} if d in FLOATING else {'lo': 0, 'hi': 9})))
+    yield Case(g.t((3,), 'int32', lo=-3, hi=3), g.t((2,), 'float32'))  # promotion
+    yield Case(g.t((2, 2), 'float32'), g.t((2,), 'float32'), error=True)
+
+
+LERP = ['bfloat16', 'float32', 'float64']
+
+
+def lerp_scalar_cases(g):
+    for d in LERP:
+        for shape_s, shape_e, w in [((3, 4), (3, 4), 0.25), ((3, 4), (4,), 0.75), ((2, 1), (3,), -0.5), ((0, 2), (2,), 0.5)]:
+            yield Case(g.t(shape_s, d, '?', specials=False), g.t(shape_e, d, '?', specials=False), w)
+    yield Case(g.t((3,), 'float32'), g.t((2,), 'float32'), 0.5, error=True)
+    yield Case(g.t((3,), 'float32'), g.t((3,), 'float64'), 0.5, error=True)
+
+
+def lerp_tensor_cases(g):
+    for d in LERP:
+        for s, e, w in [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((2, 3), (2, 3), ())]:
+            yield Case(g.t(s, d, '?', specials=False), g.t(e, d, '?', specials=False), g.t(w, d, '?', lo=-0.5, hi=1.5, specials=False))
+    yield Case(g.t((3,), 'int64'), g.t((3,), 'int64'), g.t((3,), 'int64'), error=True)
+
+
+def nan_to_num_cases(g):
+    for d in ALL:
+        for shape, nan, posinf, neginf in [((3, 4), None, None, None), ((2, 5), 1.5, None, -2.0), ((4,), None, 1e39, -1e39),
+                                           ((0, 2), 0.0, 1.0, -1.0), ((2, 3), -1.0, 100.0, None)]:
+            yield Case(g.t(shape, d, '?'), nan, posinf, neginf)
+
+
 SPECS = [
     Spec('aten::cat', 'default', cat_cases, device=14),
     Spec('aten::stack', 'default', stack_cases, device=8),
@@ -530,6 +829,9 @@ SPECS = [
     Spec('aten::masked_fill', 'Tensor', masked_fill_tensor_cases),
     Spec('aten::one_hot', 'default', one_hot_cases),
     Spec('aten::pad', 'default', pad_cases, device=12),
+    Spec('aten::sort', 'default', sort_cases, fn=sort_ref, device=10),
+    Spec('aten::argsort', 'default', sort_cases, fn=argsort_ref, device=6),
+    Spec('aten::topk', 'default', topk_cases, device=8),
     Spec('aten::constant_pad_nd', 'default', constant_pad_nd_cases),
     Spec('aten::cumsum', 'default', cum_cases, exact=False, fn=cum_ref(torch.cumsum)),
     Spec('aten::cumprod', 'default', cum_cases, exact=False, fn=cum_ref(torch.cumprod)),
@@ -538,7 +840,206 @@ SPECS = [
     Spec('aten::std', 'correction', var_correction_cases, exact=False, fn=correction_ref(torch.ops.aten.std.correction)),
     Spec('aten::var', 'dim', var_dim_cases, exact=False, device=3),
     Spec('aten::std', 'dim', var_dim_cases, exact=False, device=3),
+    Spec('aten::log_softmax', 'int', log_softmax_cases, exact=False),
+    Spec('aten::mse_loss', 'default', mse_loss_cases, exact=False),
+    Spec('aten::nll_loss_nd', 'default', nll_loss_nd_cases, exact=False),
+    Spec('aten::nll_loss', 'default', nll_loss_cases, exact=False, device=4),
+    Spec('aten::cross_entropy_loss', 'default', cross_entropy_loss_cases, exact=False, device=10),
+    Spec('aten::dropout', 'default', dropout_cases, device=6),
+    Spec('aten::pixel_shuffle', 'default', pixel_shuffle_cases, device=6),
+    Spec('aten::pixel_unshuffle', 'default', pixel_unshuffle_cases, device=4),
+    Spec('aten::embedding_bag', 'padding_idx', embedding_bag_cases, exact=False, fn=embedding_bag_ref),
+    Spec('aten::einsum', 'default', einsum_cases, exact=False, fn=einsum_ref, device=10),
+    Spec('aten::linalg_vector_norm', 'default', vector_norm_cases, exact=False, fn=vector_norm_ref, device=8),
+    Spec('aten::norm', 'ScalarOpt_dim', norm_dim_cases, exact=False, device=4),
+    Spec('aten::norm', 'Scalar', norm_scalar_cases, exact=False, device=3),
+    Spec('aten::frobenius_norm', 'dim', frobenius_cases, exact=False, device=3),
+    Spec('aten::addmm', 'default', addmm_cases, exact=False, fn=scaled_ref(torch.addmm), device=8),
+    Spec('aten::baddbmm', 'default', baddbmm_cases, exact=False, fn=scaled_ref(torch.baddbmm), device=6),
+    Spec('aten::outer', 'default', outer_cases, exact=False, device=6),
+    Spec('aten::ger', 'default', outer_cases, exact=False, device=2),
+    Spec('aten::lerp', 'Scalar', lerp_scalar_cases, exact=False, device=4),
+    Spec('aten::lerp', 'Tensor', lerp_tensor_cases, exact=False, device=4),
+    Spec('aten::nan_to_num', 'default', nan_to_num_cases, device=6),
 ]
+
+
+# upsample: both overloads (`vec`: what F.interpolate traces to; `default`: the plain form with
+# scales). float16/bfloat16 references: torch's float32 result rounded once (torch 1.13 has no
+# float16 kernel; its bfloat16 kernel rounds each step), which is what torchtpu computes. Linear
+# modes take values in [-1, 1]: torch's vectorized kernel may round a cancelling sum differently
+# by an ulp of the inputs, which FLOAT_TOL (relative to the result) covers at that scale.
+UPSAMPLE_DTYPES = ['uint8'] + FLOATING
+
+
+def upsample_ref(op):
+    def f(x, *rest):
+        if x.dtype in (torch.float16, torch.bfloat16):
+            return op(x.float(), *rest).to(x.dtype)
+        return op(x, *rest)
+    return f
+
+
+def upsample_nearest_vec_cases(dims):
+    def cases(g):
+        shapes = [(1, 2, 5), (2, 1, 4), (0, 2, 3)] if dims == 1 else [(1, 2, 4, 5), (2, 1, 3, 3), (0, 2, 3, 3)]
+        sizes = [[3], [8], [2], [1], [5]] if dims == 1 else [[3, 7], [8, 10], [2, 2], [1, 1], [4, 5]]
+        factors = [[1.5], [2.0], [0.6], [1.0], [1.7]] if dims == 1 else [[1.5, 2.5], [2.0, 2.0], [0.6, 0.5], [1.0, 1.0], [3.0, 1.7]]
+        for d in UPSAMPLE_DTYPES:
+            for s in shapes:
+                for size in sizes:
+                    yield Case(g.t(s, d, '?'), size, None)
+                for f in factors:
+                    yield Case(g.t(s, d, '?'), None, f)
+            x = g.t(shapes[0], d)
+            yield Case(x, sizes[0], factors[0], error=True)  # both
+            yield Case(x, None, None, error=True)  # neither
+            yield Case(x, sizes[0] * 2, None, error=True)  # a size too many
+            yield Case(x, None, [-1.0] * dims, error=True)  # an output size below 1
+            yield Case(g.t(shapes[0][:-1], d), sizes[0][:1] * (dims - 1) if dims > 1 else None,
+                       None if dims > 1 else factors[0], error=True)  # a rank too small
+        for d in ['bool', 'int32', 'int64']:
+            yield Case(g.t(shapes[0], d), sizes[0], None, error=True)
+    return cases
+
+
+def upsample_nearest_cases(dims):
+    def cases(g):
+        shape = (1, 2, 5) if dims == 1 else (2, 1, 4, 5)
+        scales = [[None], [1.7], [0.6]] if dims == 1 else [[None, None], [1.5, 2.5], [0.7, None], [2.0, 2.0]]
+        for d in UPSAMPLE_DTYPES:
+            for sc in scales:
+                size = [int(n * (s or 1.0)) for n, s in zip(shape[2:], sc)]
+                yield Case(g.t(shape, d, '?'), size, *sc)
+            yield Case(g.t(shape, d), [0] * dims, *scales[0], error=True)
+    return cases
+
+
+def upsample_linear_vec_cases(dims):
+    def cases(g):
+        shapes = [(1, 2, 5), (2, 1, 4)] if dims == 1 else [(1, 2, 4, 5), (2, 1, 3, 3), (0, 2, 3, 3)]
+        sizes = [[3], [8], [1], [5]] if dims == 1 else [[3, 7], [8, 10], [1, 1], [4, 5], [2, 9]]
+        factors = [[1.5], [2.0], [0.6], [1.7]] if dims == 1 else [[1.5, 2.5], [2.0, 2.0], [0.6, 0.5], [1.5, 1.3]]
+        for d in FLOATING:
+            for s in shapes:
+                for ac in (False, True):
+                    for size in sizes:
+                        yield Case(g.t(s, d, '?', specials=False, lo=-1.0, hi=1.0), size, ac, None)
+                    for f in factors:
+                        yield Case(g.t(s, d, '?', specials=False, lo=-1.0, hi=1.0), None, ac, f)
+            yield Case(g.t(shapes[0], d), sizes[0], False, factors[0], error=True)
+            yield Case(g.t(shapes[0], d), None, False, None, error=True)
+        for d in ['uint8', 'bool', 'int32']:
+            yield Case(g.t(shapes[0], d), sizes[0], False, None, error=True)
+    return cases
+
+
+def upsample_linear_cases(dims):
+    def cases(g):
+        shape = (1, 2, 5) if dims == 1 else (2, 1, 4, 5)
+        scales = [[None], [1.7]] if dims == 1 else [[None, None], [1.5, 1.3], [None, 2.0]]
+        for d in FLOATING:
+            for ac in (False, True):
+                for sc in scales:
+                    size = [int(n * (s or 1.5)) for n, s in zip(shape[2:], sc)]
+                    yield Case(g.t(shape, d, '?', specials=False, lo=-1.0, hi=1.0), size, ac, *sc)
+    return cases
+
+
+SPECS += [
+    Spec('aten::upsample_nearest1d', 'vec', upsample_nearest_vec_cases(1), fn=upsample_ref(torch.ops.aten.upsample_nearest1d.vec), device=4),
+    Spec('aten::upsample_nearest1d', 'default', upsample_nearest_cases(1), fn=upsample_ref(torch.ops.aten.upsample_nearest1d.default), device=2),
+    Spec('aten::upsample_nearest2d', 'vec', upsample_nearest_vec_cases(2), fn=upsample_ref(torch.ops.aten.upsample_nearest2d.vec), device=6),
+    Spec('aten::upsample_nearest2d', 'default', upsample_nearest_cases(2), fn=upsample_ref(torch.ops.aten.upsample_nearest2d.default), device=3),
+    Spec('aten::upsample_linear1d', 'vec', upsample_linear_vec_cases(1), exact=False, fn=upsample_ref(torch.ops.aten.upsample_linear1d.vec), device=3),
+    Spec('aten::upsample_linear1d', 'default', upsample_linear_cases(1), exact=False, fn=upsample_ref(torch.ops.aten.upsample_linear1d.default), device=2),
+    Spec('aten::upsample_bilinear2d', 'vec', upsample_linear_vec_cases(2), exact=False, fn=upsample_ref(torch.ops.aten.upsample_bilinear2d.vec), device=6),
+    Spec('aten::upsample_bilinear2d', 'default', upsample_linear_cases(2), exact=False, fn=upsample_ref(torch.ops.aten.upsample_bilinear2d.default), device=3),
+]
+
+
+# convolution and pooling (ops/conv.hpp, ops/pool.hpp). float16/bfloat16 references: torch's
+# float32 result rounded once (torch 1.13's cpu has no float16 convolution or pooling; its
+# bfloat16 kernels round differently), which is what torchtpu computes. Convolution operands
+# in [-1, 1] without specials, so that float32 summation order stays within FLOAT_TOL.
+def f32_ref(op):
+    def f(*args):
+        if args[0].dtype in (torch.float16, torch.bfloat16):
+            conv = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
+            return op(*conv).to(args[0].dtype)
+        return op(*args)
+    return f
+
+
+def convolution_cases(g):
+    # input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups
+    configs = [((1, 2, 5, 5), (3, 2, 3, 3), True, [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
+               ((2, 4, 6, 5), (4, 2, 2, 3), False, [2, 1], [0, 1], [1, 2], False, [0, 0], 2),
+               ((1, 3, 5, 6), (3, 1, 3, 3), True, [1, 2], [1, 1], [1, 1], False, [0, 0], 3),  # depthwise
+               ((2, 2, 7), (3, 2, 3), True, [2], [1], [1], False, [0], 1),  # 1-D
+               ((1, 2, 3, 4), (2, 2, 3, 2), True, [2, 1], [1, 0], [1, 1], True, [1, 0], 1),  # transposed
+               ((0, 2, 4, 4), (3, 2, 3, 3), True, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)]  # empty batch
+    flags = [False, False, True, True]  # benchmark, deterministic, cudnn_enabled, allow_tf32
+    for d in FLOATING:
+        for xs, ws, bias, s, p, dl, tr, op, gr in configs:
+            oc = ws[1] * gr if tr else ws[0]
+            b = g.t((oc,), d, lo=-1, hi=1, specials=False) if bias else None
+            yield Case(g.t(xs, d, '?', lo=-1, hi=1, specials=False), g.t(ws, d, lo=-1, hi=1, specials=False), b, s, p, dl, tr,
+                       op, gr, *flags)
+        x = g.t((1, 2, 5, 5), d)
+        yield Case(x, g.t((3, 3, 3, 3), d), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, *flags, error=True)  # channels
+        yield Case(x, g.t((3, 2, 7, 3), d), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, *flags, error=True)  # kernel
+    # mixed dtypes (torch 1.13's cpu also convolves int64 in its slow kernel; torchtpu does not)
+    yield Case(g.t((1, 2, 5, 5), 'float32'), g.t((3, 2, 3, 3), 'float64'), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+               *flags, error=True)
+
+
+def conv2d_padding_cases(g):
+    for d in FLOATING:
+        for pad, dl in [('same', [1, 1]), ('same', [2, 1]), ('valid', [1, 1])]:
+            yield Case(g.t((2, 2, 6, 5), d, '?', lo=-1, hi=1, specials=False), g.t((3, 2, 2, 3), d, lo=-1, hi=1, specials=False),
+                       g.t((3,), d, lo=-1, hi=1, specials=False), [1, 1], pad, dl, 1)
+        yield Case(g.t((2, 2, 6, 5), d), g.t((3, 2, 2, 3), d), None, [2, 2], 'same', [1, 1], 1, error=True)  # strided 'same'
+
+
+def max_pool2d_cases(g):
+    for d in FLOATING:
+        for shape, k, s, p, dl, ceil in [((1, 2, 6, 7), [2, 2], [], [0, 0], [1, 1], False),
+                                         ((2, 1, 7, 7), [3, 3], [2, 2], [1, 1], [1, 1], True),
+                                         ((1, 2, 9, 8), [3, 2], [1, 3], [1, 0], [2, 1], True),
+                                         ((2, 5, 5), [2, 2], [1, 1], [1, 0], [1, 1], False)]:
+            yield Case(g.t(shape, d, '?'), k, s, p, dl, ceil)
+        x = g.t((1, 2, 5, 5), d)
+        yield Case(x, [3, 3], [1, 1], [2, 2], [1, 1], False, error=True)  # padding over half the kernel
+        yield Case(g.t((5, 5), d), [2, 2], [], [0, 0], [1, 1], False, error=True)  # rank
+
+
+def avg_pool2d_cases(g):
+    for d in FLOATING:
+        for shape, k, s, p, ceil, cip, div in [((1, 2, 6, 7), [2, 2], [], [0, 0], False, True, None),
+                                               ((2, 1, 7, 7), [3, 3], [2, 2], [1, 1], True, False, None),
+                                               ((1, 2, 7, 8), [3, 2], [2, 1], [1, 1], True, True, None),
+                                               ((2, 5, 5), [2, 3], [1, 2], [0, 1], False, True, 5)]:
+            yield Case(g.t(shape, d, '?', specials=False), k, s, p, ceil, cip, div)
+        yield Case(g.t((1, 2, 5, 5), d), [3, 3], [1, 1], [2, 2], False, True, None, error=True)
+
+
+def adaptive_avg_pool2d_cases(g):
+    for d in FLOATING:
+        for shape, o in [((1, 2, 6, 8), [3, 4]), ((2, 1, 7, 5), [3, 2]), ((2, 5, 5), [1, 1]), ((1, 2, 4, 4), [4, 4])]:
+            yield Case(g.t(shape, d, '?', specials=False), o)
+        yield Case(g.t((1, 2, 0, 4), d), [2, 2], error=True)
+
+
+SPECS += [
+    Spec('aten::_convolution', 'default', convolution_cases, exact=False, fn=f32_ref(torch.ops.aten._convolution.default), device=6),
+    Spec('aten::conv2d', 'padding', conv2d_padding_cases, exact=False, fn=f32_ref(torch.ops.aten.conv2d.padding), device=4),
+    Spec('aten::max_pool2d', 'default', max_pool2d_cases, fn=f32_ref(torch.ops.aten.max_pool2d.default), device=5),
+    Spec('aten::avg_pool2d', 'default', avg_pool2d_cases, exact=False, fn=f32_ref(torch.ops.aten.avg_pool2d.default), device=5),
+    Spec('aten::adaptive_avg_pool2d', 'default', adaptive_avg_pool2d_cases, exact=False,
+         fn=f32_ref(torch.ops.aten.adaptive_avg_pool2d.default), device=4),
+]
+
 
 # ---- writing ----------------------------------------------------------------------------------
 
@@ -654,6 +1155,14 @@ def main():
                 result = 'error:' + type(err).__name__
                 rtol = atol = 0
                 n_err += 1
+            elif isinstance(r, (tuple, list)):  # several results: outs:FILE:DTYPE;FILE:DTYPE
+                assert all(isinstance(x, torch.Tensor) for x in r), cid
+                rd = DTYPE_NAME[r[0].dtype]
+                result = 'outs:' + ';'.join(f'{w.save(f"{cid}.out{j}.npy", x)}:{DTYPE_NAME[x.dtype]}' for j, x in enumerate(r))
+                rtol, atol = (0, 0) if spec.exact or rd not in FLOAT_TOL else FLOAT_TOL[rd]
+                if not case.cpu_only:
+                    ok_positions.append(len(rows))
+                n_ok += 1
             else:
                 assert isinstance(r, torch.Tensor), cid
                 rd = DTYPE_NAME[r.dtype]

@@ -1,6 +1,6 @@
 // tests/conformance/test_conformance.cpp — the op-conformance sweep: runs every case of the
 // manifest that tests/conformance/make_cases.py wrote (torch's operands and results as .npy)
-// through ops::call_by_name, on the cpu (--device=cpu) or on the PJRT device under test
+// through ops::call_by_name_all, on the cpu (--device=cpu) or on the PJRT device under test
 // (--device=pjrt: the TPU emulator, or XLA's CPU plugin with TORCHTPU_TEST_BACKEND=xla_cpu;
 // tests/test_backend.hpp), and compares with torch: the result's dtype, shape and values
 // (bit for bit, NaN and -0.0 included, unless the case states a tolerance), or, where torch
@@ -28,7 +28,7 @@
 
 #include <torchtpu/device.hpp>     // Tensor, Device, Tensor::to(Device), the device runtime
 #include <torchtpu/io/npy.hpp>     // read_npy
-#include <torchtpu/ops/all.hpp>    // ops::call_by_name, ops::LibraryOps, ops::Arg
+#include <torchtpu/ops/all.hpp>    // ops::call_by_name_all, ops::LibraryOps, ops::Arg
 
 #include "../test_backend.hpp"  // test_device
 
@@ -48,7 +48,7 @@ struct Case {
   bool device = false;              ///< dev=1: also on the PJRT device
   double rtol = 0, atol = 0;        ///< tolerance (0, 0: exact)
   std::vector<std::string> args;    ///< argument tokens
-  std::string result;               ///< `out:FILE:DTYPE` or `error:NAME`
+  std::string result;               ///< `out:FILE:DTYPE`, `outs:FILE:DTYPE;...` or `error:NAME`
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -187,6 +187,7 @@ tt::ops::Arg parse_arg(const std::string& dir, const std::string& tok, const Whe
 /// The dtype a case is counted under: its result's, or (error cases) its first tensor's.
 std::string case_dtype(const Case& c) {
   if (starts_with(c.result, "out:")) return split(c.result, ':').back();
+  if (starts_with(c.result, "outs:")) return split(split(c.result, ';')[0], ':').back();  // the first result's
   for (const auto& a : c.args) {
     if (starts_with(a, "t:") || (starts_with(a, "tl:") && a.size() > 3)) {
       const auto first = split(split(a.substr(a.find(':') + 1), ';')[0], ':');
@@ -363,21 +364,30 @@ int main(int argc, char** argv) {
     try {
       std::vector<tt::ops::Arg> args;
       for (const auto& a : c.args) args.push_back(parse_arg(dir, a, w));
-      tt::AnyTensor want;
+      std::vector<tt::AnyTensor> want;  // torch's results, in order
       if (!expect_error) {
-        const auto r = split(c.result, ':');
-        if (r.size() != 3 || r[0] != "out") throw BadManifest("malformed result '" + c.result + "'");
-        want = load(dir, r[1], dtype_of_name(r[2]));
+        const bool several = starts_with(c.result, "outs:");
+        if (!several && !starts_with(c.result, "out:")) throw BadManifest("malformed result '" + c.result + "'");
+        for (const auto& one : split(c.result.substr(several ? 5 : 4), ';')) {
+          const auto r = split(one, ':');
+          if (r.size() != 2) throw BadManifest("malformed result '" + c.result + "'");
+          want.push_back(load(dir, r[0], dtype_of_name(r[1])));
+        }
       }
       try {
-        const tt::AnyTensor got = tt::ops::call_by_name(op->aten, args);
+        const std::vector<tt::AnyTensor> got = tt::ops::call_by_name_all(op->aten, args);
         if (expect_error) {
           // on a device, an error may surface only when the result is read
-          const tt::AnyTensor host = got.visit([](const auto& x) -> tt::AnyTensor { return tt::AnyTensor(x.cpu()); });
+          const tt::AnyTensor host = got.at(0).visit([](const auto& x) -> tt::AnyTensor { return tt::AnyTensor(x.cpu()); });
           fail = "torch raised " + c.result.substr(6) + ", torchtpu returned a " + tt::to_string(host.sizes()) + " " +
                  std::string(tt::dtype_name(host.dtype())) + " tensor";
+        } else if (got.size() != want.size()) {
+          fail = std::to_string(got.size()) + " results, torch " + std::to_string(want.size());
         } else {
-          fail = compare(got, want, c, w);
+          for (size_t k = 0; k < got.size() && fail.empty(); ++k) {
+            fail = compare(got[k], want[k], c, w);
+            if (!fail.empty() && got.size() > 1) fail = "result " + std::to_string(k) + ": " + fail;
+          }
         }
       } catch (const tt::Error& e) {
         if (!expect_error) fail = std::string("torchtpu threw: ") + e.what();

@@ -89,13 +89,13 @@ TEST_CASE("errors: deeply nested attribute dictionaries (a fuzzing find) are INV
   CHECK_NOTHROW(device_client()->compile(nested(200)));  // deep, but within the limit
 }
 
-// Emulator-only: XLA implements sort and complex types (and rejects this sort text as malformed).
+// Emulator-only: XLA implements gather and complex types (and rejects this gather text as malformed).
 TEST_CASE("errors: an op the emulator lacks is UNIMPLEMENTED naming the op and line", "[pjrt][errors][emulator-only]") {
   const auto e = compile_error(
       "module {\n  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-      "    %0 = stablehlo.sort %x : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n");
+      "    %0 = stablehlo.gather %x : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n");
   CHECK(e.code() == 12);
-  CHECK(contains(e.what(), "stablehlo.sort"));
+  CHECK(contains(e.what(), "stablehlo.gather"));
   CHECK(contains(e.what(), "line 3"));
   const auto t = compile_error("func.func public @main(%x: tensor<4xcomplex<f32>>) -> tensor<4xf32> {\n}\n");
   CHECK(t.code() == 12);

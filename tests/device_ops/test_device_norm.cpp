@@ -20,17 +20,7 @@ using namespace torchtpu;
 namespace {
 
 template <class T>
-double tol() {
-  if constexpr (std::is_same_v<T, double>) return 1e-12;
-  else if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 4e-3;
-  else return 3.2e-2;
-}
-
-template <class T>
-Tensor<T> input(const Dims& s, uint64_t seed, double lo = -2.0, double hi = 2.0) {
-  return Tensor<T>(test_input(s, seed, lo, hi).template to<T>());
-}
+double tol() { return per_dtype<T>(1e-12, 1e-5, 4e-3, 3.2e-2); }
 
 template <class T>
 void check_norms() {

@@ -15,37 +15,14 @@
 
 using namespace torchtpu;
 
-namespace {
+using optest::make;
+using optest::message_of;
+using optest::through;
 
-/// `vals` (row-major, shape `shape`) as a Tensor<T>.
-template <class T>
-Tensor<T> make(const std::vector<double>& vals, const Dims& shape) {
-  Tensor<double> d = Tensor<double>::empty(shape);
-  for (size_t i = 0; i < vals.size(); ++i) d.data_ptr()[i] = vals[i];
-  return Tensor<T>(d.template to<T>());
-}
+namespace {
 
 /// An int64 index tensor.
 Tensor<int64_t> idx(const std::vector<double>& vals, const Dims& shape) { return make<int64_t>(vals, shape); }
-
-/// What `vals` read back as after a round trip through T (bool: 0/1, uint8: wrapped).
-template <class T>
-std::vector<double> through(const std::vector<double>& vals) {
-  std::vector<double> r;
-  for (double v : vals) r.push_back(static_cast<double>(convert<double>(convert<T>(v))));
-  return r;
-}
-
-/// The message of the exception `f` throws as `E` ("" when it throws nothing).
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
 
 const std::vector<double> kX = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // torch.arange(12).reshape(3, 4)
 

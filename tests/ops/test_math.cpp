@@ -15,35 +15,15 @@
 
 using namespace torchtpu;
 
+using optest::make;
+using optest::message_of;
+using optest::per_dtype;
+
 namespace {
-
-/// `vals` (row-major, shape `shape`) as a Tensor<T>.
-template <class T>
-Tensor<T> make(const std::vector<double>& vals, const Dims& shape) {
-  Tensor<double> d = Tensor<double>::empty(shape);
-  for (size_t i = 0; i < vals.size(); ++i) d.data_ptr()[i] = vals[i];
-  return Tensor<T>(d.template to<T>());
-}
-
-/// The message of the exception `f` throws as `E` ("" when it throws nothing).
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
 
 /// A tolerance that fits T's precision (a few ulps).
 template <class T>
-double tol() {
-  if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else if constexpr (std::is_same_v<T, bfloat16>) return 1.6e-2;
-  else if constexpr (std::is_same_v<T, float>) return 1e-6;
-  else return 1e-12;
-}
+double tol() { return per_dtype<T>(1e-12, 1e-6, 2e-3, 1.6e-2); }
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 

@@ -18,43 +18,22 @@
 #include <torchtpu/ops/norm.hpp>        // layer_norm, rms_norm, group_norm, instance_norm, batch_norm
 #include <torchtpu/ops/operators.hpp>   // * + (test inputs)
 
+#include "testing.hpp"  // optest: vals, check_near, input, per_dtype
+
 using namespace torchtpu;
 
-namespace {
+using optest::check_near;
+using optest::input;
+using optest::per_dtype;
+using optest::vals;
 
-/// Row-major values of `t` as double.
-template <class T>
-std::vector<double> vals(const Tensor<T>& t) {
-  const Tensor<double> d = Tensor<double>(t.contiguous().template to<double>());
-  return std::vector<double>(d.data_ptr(), d.data_ptr() + d.numel());
-}
+namespace {
 
 /// The relative (and absolute, for results near 0) tolerance of a result of dtype T against a
 /// float64 reference computed from the same T inputs: the kernel rounds once, so 1 ulp plus
 /// summation-order noise.
 template <class T>
-double tol() {
-  if constexpr (std::is_same_v<T, double>) return 1e-12;
-  else if constexpr (std::is_same_v<T, float>) return 1e-6;
-  else if constexpr (std::is_same_v<T, half>) return 1e-3;
-  else return 8e-3;
-}
-
-void check_near(const std::vector<double>& got, const std::vector<double>& want, double rel, double abs) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
-    CHECK(std::fabs(got[i] - want[i]) <= abs + rel * std::fabs(want[i]));
-  }
-}
-
-/// Pseudo-random values of dtype T in [lo, hi).
-template <class T>
-Tensor<T> input(const Dims& s, uint64_t seed, double lo = -2.0, double hi = 2.0) {
-  Generator gen(seed);
-  const Tensor<float> u = rand<float>(s, gen);
-  return Tensor<T>(Tensor<float>(u * float(hi - lo) + float(lo)).template to<T>());
-}
+double tol() { return per_dtype<T>(1e-12, 1e-6, 1e-3, 8e-3); }
 
 /// Reference: `x` as [rows, n] rows normalized (mean subtracted when `center`), then
 /// `* w[j] + b[j]` (empty: absent).

@@ -14,36 +14,9 @@
 
 using namespace torchtpu;
 
-namespace {
-
-/// `vals` (row-major, shape `shape`) as a Tensor<T>.
-template <class T>
-Tensor<T> make(const std::vector<double>& vals, const Dims& shape) {
-  Tensor<double> d = Tensor<double>::empty(shape);
-  for (size_t i = 0; i < vals.size(); ++i) d.data_ptr()[i] = vals[i];
-  return Tensor<T>(d.template to<T>());
-}
-
-/// What `vals` read back as after a round trip through T (bool: 0/1, uint8: wrapped).
-template <class T>
-std::vector<double> through(const std::vector<double>& vals) {
-  std::vector<double> r;
-  for (double v : vals) r.push_back(static_cast<double>(convert<double>(convert<T>(v))));
-  return r;
-}
-
-/// The message of the exception `f` throws as `E` ("" when it throws nothing).
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using optest::make;
+using optest::message_of;
+using optest::through;
 
 TEMPLATE_TEST_CASE("cat and stack: every dtype, typed API", "[ops][shape]", bool, uint8_t, int32_t, int64_t, half,
                    bfloat16, float, double) {
@@ -141,12 +114,12 @@ TEST_CASE("library ops called by schema, as model graphs call them", "[ops][shap
   const AnyTensor a = make<float>({1, 2}, Dims{1, 2}), b = make<float>({3, 4, 5, 6}, Dims{2, 2});
   // dim given
   std::vector<ops::Arg> args{ops::Arg(std::vector<AnyTensor>{a, b}), ops::Arg(int64_t{0})};
-  AnyTensor r = ops::call_args<ops::CatOp>(args);
+  AnyTensor r = ops::call_args<ops::CatOp>(args).at(0);
   CHECK(r.sizes() == Dims{3, 2});
   check_values(r.get<float>(), {1, 2, 3, 4, 5, 6});
   // dim from the schema's default (0)
   std::vector<ops::Arg> only{ops::Arg(std::vector<AnyTensor>{a, a})};
-  CHECK(ops::call_args<ops::StackOp>(only).sizes() == Dims{2, 1, 2});
+  CHECK(ops::call_args<ops::StackOp>(only).at(0).sizes() == Dims{2, 1, 2});
   // wrong kinds and counts name the op and the argument
   std::vector<ops::Arg> bad{ops::Arg(std::vector<AnyTensor>{a}), ops::Arg(1.5)};
   CHECK(message_of<TypeError>([&] { (void)ops::call_args<ops::CatOp>(bad); }) ==
@@ -502,4 +475,61 @@ TEST_CASE("call by schema: a tensor list where the schema has one tensor is a Ty
                     "aten::take_along_dim: argument 'self' must be Tensor, got Tensor[]");
   std::vector<ops::Arg> one{ops::Arg(a), ops::Arg(int64_t{0})};
   CHECK_THROWS_AS(ops::call_args<ops::CatOp>(one), TypeError);  // cat takes Tensor[]
+}
+
+TEMPLATE_TEST_CASE("split, split_with_sizes, chunk, unbind, meshgrid: views, every dtype", "[ops][shape][split]", bool,
+                   uint8_t, int32_t, int64_t, half, bfloat16, float, double) {
+  using T = TestType;
+  std::vector<double> v10;
+  for (int i = 0; i < 10; ++i) v10.push_back(i);
+  const Tensor<T> x = make<T>(v10, Dims{5, 2});  // torch.arange(10).reshape(5, 2)
+  // [t.shape for t in torch.split(x, 2)] -> [2, 2], [2, 2], [1, 2]
+  const std::vector<Tensor<T>> s = split(x, 2);
+  REQUIRE(s.size() == 3);
+  CHECK(s[2].sizes() == Dims{1, 2});
+  check_values(s[2], through<T>({8, 9}));
+  CHECK(s[1].data_ptr() == x.data_ptr() + 4);  // a view
+  const std::vector<Tensor<T>> w = split_with_sizes(x, {1, 4}, 0);
+  REQUIRE(w.size() == 2);
+  check_values(w[1], through<T>({2, 3, 4, 5, 6, 7, 8, 9}));
+  // torch.chunk(x, 4) -> sizes 2, 2, 1 (ceil(5 / 4) = 2)
+  const std::vector<Tensor<T>> c = chunk(x, 4);
+  REQUIRE(c.size() == 3);
+  CHECK(c[2].sizes() == Dims{1, 2});
+  // torch.unbind(x, 1) -> [0, 2, 4, 6, 8], [1, 3, 5, 7, 9]
+  const std::vector<Tensor<T>> u = unbind(x, 1);
+  REQUIRE(u.size() == 2);
+  check_values(u[1], through<T>({1, 3, 5, 7, 9}));
+  // torch.meshgrid(tensor([1, 2, 3]), tensor([4, 5]), indexing='xy') -> [[1,2,3],[1,2,3]], [[4,4,4],[5,5,5]]
+  const std::vector<Tensor<T>> m = meshgrid<Tensor<T>>({make<T>({1, 2, 3}, Dims{3}), make<T>({4, 5}, Dims{2})}, "xy");
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].sizes() == Dims{2, 3});
+  check_values(m[0], through<T>({1, 2, 3, 1, 2, 3}));
+  check_values(m[1], through<T>({4, 4, 4, 5, 5, 5}));
+  const std::vector<Tensor<T>> mij = meshgrid<Tensor<T>>({make<T>({1, 2, 3}, Dims{3}), make<T>({4, 5}, Dims{2})});
+  CHECK(mij[0].sizes() == Dims{3, 2});
+  check_values(mij[1], through<T>({4, 5, 4, 5, 4, 5}));
+}
+
+TEST_CASE("split, chunk, unbind, meshgrid: AnyTensor, empty dims, errors", "[ops][shape][split]") {
+  const AnyTensor x(make<int64_t>({0, 1, 2, 3, 4, 5}, Dims{6}));
+  const std::vector<AnyTensor> s = split(x, 4);
+  REQUIRE(s.size() == 2);
+  CHECK(s[1].dtype() == ScalarType::Int64);
+  check_values(s[1].get<int64_t>(), {4, 5});
+  // torch.chunk(torch.empty(0), 3) -> three empty tensors; torch.split(torch.empty(0), 2) -> one
+  const Tensor<float> e = Tensor<float>::empty(Dims{0});
+  CHECK(chunk(e, 3).size() == 3);
+  CHECK(split(e, 2).size() == 1);
+  CHECK(split(e, 0).size() == 1);
+  // torch.split(x, 0) on a non-empty dim: "split_size can only be 0 if dimension size is 0"
+  CHECK_THAT(message_of<ValueError>([&] { split(x, 0); }), Catch::Contains("split") && Catch::Contains("[6]"));
+  CHECK_THAT(message_of<ValueError>([&] { split_with_sizes(x, {2, 3}); }), Catch::Contains("sum to 5") && Catch::Contains("[6]"));
+  CHECK_THAT(message_of<ValueError>([&] { chunk(x, 0); }), Catch::Contains("chunks must be positive"));
+  CHECK_THROWS_AS(split(x, 2, 1), IndexError);
+  CHECK_THROWS_AS(unbind(AnyTensor(Tensor<float>::empty(Dims{}))), IndexError);
+  CHECK_THAT(message_of<ValueError>([&] { meshgrid<AnyTensor>({x, AnyTensor(Tensor<float>::empty(Dims{2}))}); }),
+             Catch::Contains("same dtype"));
+  CHECK_THAT(message_of<ValueError>([&] { meshgrid<AnyTensor>({AnyTensor(Tensor<float>::empty(Dims{2, 2}))}); }),
+             Catch::Contains("[2, 2]"));
 }

@@ -67,3 +67,74 @@ torchtpu::Tensor<T> tensor_of(const Fx& fx) {
   torchtpu::Tensor<double> d = torchtpu::from_data(fx.data.data(), dims_of(fx.shape));
   return torchtpu::to<T>(d);
 }
+
+/// Helpers of the operator-library suites (tests/ops/test_shape.cpp, ...): a file takes them with
+/// `using optest::make;` etc.
+namespace optest {
+
+/// `vals` (row-major, shape `shape`) as a Tensor<T> (each value converted as `Tensor::to` does).
+template <class T>
+torchtpu::Tensor<T> make(const std::vector<double>& vals, const torchtpu::Dims& shape) {
+  torchtpu::Tensor<double> d = torchtpu::Tensor<double>::empty(shape);
+  for (size_t i = 0; i < vals.size(); ++i) d.data_ptr()[i] = vals[i];
+  return torchtpu::Tensor<T>(d.template to<T>());
+}
+
+/// What `vals` read back as after a round trip through T (bool: 0/1, uint8: wrapped).
+template <class T>
+std::vector<double> through(const std::vector<double>& vals) {
+  std::vector<double> r;
+  for (double v : vals) r.push_back(static_cast<double>(torchtpu::convert<double>(torchtpu::convert<T>(v))));
+  return r;
+}
+
+/// The message of the exception `f` throws as `E` ("" when it throws nothing).
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Row-major values of `t` as double.
+template <class T>
+std::vector<double> vals(const torchtpu::Tensor<T>& t) {
+  const torchtpu::Tensor<double> d = torchtpu::Tensor<double>(t.contiguous().template to<double>());
+  return std::vector<double>(d.data_ptr(), d.data_ptr() + d.numel());
+}
+
+/// Checks |got - want| <= abs + rel |want| element by element (a NaN expects a NaN), naming
+/// the element of each failure.
+inline void check_near(const std::vector<double>& got, const std::vector<double>& want, double rel, double abs) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+    if (std::isnan(want[i])) CHECK(std::isnan(got[i]));
+    else CHECK(std::fabs(got[i] - want[i]) <= abs + rel * std::fabs(want[i]));
+  }
+}
+
+/// Pseudo-random values of dtype T in [lo, hi) (uniform float32 from a Generator seeded with
+/// `seed`, converted to T).
+template <class T>
+torchtpu::Tensor<T> input(const torchtpu::Dims& s, uint64_t seed, double lo = -2.0, double hi = 2.0) {
+  torchtpu::Generator gen(seed);
+  const torchtpu::Tensor<float> u = torchtpu::rand<float>(s, gen);
+  return torchtpu::Tensor<T>(torchtpu::Tensor<float>(u * float(hi - lo) + float(lo)).template to<T>());
+}
+
+/// A per-dtype constant (a tolerance): `d` for float64, `f` float32, `h` float16, `b` bfloat16,
+/// `i` for the integer and bool dtypes.
+template <class T>
+constexpr double per_dtype(double d, double f, double h, double b, double i = 0) {
+  if constexpr (std::is_same_v<T, double>) return d;
+  else if constexpr (std::is_same_v<T, float>) return f;
+  else if constexpr (std::is_same_v<T, torchtpu::half>) return h;
+  else if constexpr (std::is_same_v<T, torchtpu::bfloat16>) return b;
+  else return i;
+}
+
+}  // namespace optest

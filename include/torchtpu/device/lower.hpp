@@ -254,12 +254,31 @@ template <class Op>
 Value library_hook(ConstantHoistingBuilder& b, const std::string& state, std::vector<Value> x, ScalarType result,
                    const Dims& out) {
   using Args = typename Op::Args;
-  std::array<char, sizeof(Args)> raw{};
-  if (state.size() != sizeof(Args))
-    throw DeviceError(13, "internal: op '" + std::string(Op::name) + "' arguments have the wrong size");
-  std::memcpy(raw.data(), state.data(), sizeof(Args));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = convert_to(b, x[i], ops::operand_dtype<Op>(i, x[i].dtype, result));
-  return Op::lower(b, std::span<const Value>(x), std::bit_cast<Args>(raw), out);
+  if constexpr (ops::multi_result<Op>) {
+    // one node per result: the state says which (ops::detail::ResultState); the shapes of
+    // every result come from the op's rule on the operands as they arrive
+    using State = ops::detail::ResultState<Args>;
+    std::array<char, sizeof(State)> raw{};
+    if (state.size() != sizeof(State))
+      throw DeviceError(13, "internal: op '" + std::string(Op::name) + "' arguments have the wrong size");
+    std::memcpy(raw.data(), state.data(), sizeof(State));
+    const State st = std::bit_cast<State>(raw);
+    std::vector<ops::TensorMeta> metas;
+    for (const Value& v : x) metas.push_back(ops::TensorMeta{v.dtype, Dims(v.dims.begin(), v.dims.end()), Device{}, true});
+    const auto outs = Op::infer(std::span<const ops::TensorMeta>(metas), st.args);
+    if (st.result < 0 || static_cast<size_t>(st.result) >= outs.size() || outs[static_cast<size_t>(st.result)].sizes != out)
+      throw DeviceError(13, "internal: op '" + std::string(Op::name) + "' result " + std::to_string(st.result) + " does not match its node");
+    for (size_t i = 0; i < x.size(); ++i) x[i] = convert_to(b, x[i], ops::operand_dtype<Op>(i, x[i].dtype, result));
+    auto r = Op::lower(b, std::span<const Value>(x), st.args, std::span<const ops::TensorMeta>(outs));
+    return r[static_cast<size_t>(st.result)];
+  } else {
+    std::array<char, sizeof(Args)> raw{};
+    if (state.size() != sizeof(Args))
+      throw DeviceError(13, "internal: op '" + std::string(Op::name) + "' arguments have the wrong size");
+    std::memcpy(raw.data(), state.data(), sizeof(Args));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = convert_to(b, x[i], ops::operand_dtype<Op>(i, x[i].dtype, result));
+    return Op::lower(b, std::span<const Value>(x), std::bit_cast<Args>(raw), out);
+  }
 }
 
 /// The lowerings of every op of the operator library (ops/all.hpp), by op name.

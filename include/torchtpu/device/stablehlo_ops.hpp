@@ -128,6 +128,62 @@ inline Value Builder::reduce_window(const Value& x, const Value& init, ReduceOp 
   return r;
 }
 
+inline std::vector<Value> Builder::sort(const std::vector<Value>& operands, int64_t dim, bool descending) {
+  if (operands.empty()) throw ValueError("sort: no operands");
+  for (const Value& v : operands) {
+    check(v, "sort");
+    if (v.dims != operands[0].dims)
+      throw ShapeError("sort: operand shapes " + shape_str(operands[0].dims) + " and " + shape_str(v.dims) + " differ");
+  }
+  if (dim < 0 || dim >= operands[0].rank())
+    throw ShapeError("sort: dimension " + std::to_string(dim) + " out of range for shape " + shape_str(operands[0].dims));
+  const int id = next_id_++;  // the sort's own SSA name: %v<id>:N, results %v<id>#k
+  const std::string base = "%v" + std::to_string(id);
+  std::string in_names, in_types, args;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    in_names += (k ? ", " : "") + name(operands[k]);
+    in_types += (k ? ", " : "") + tensor_type(operands[k]);
+    const std::string scalar = tensor_type(operands[k].dtype, {});
+    args += (k ? ", " : "") + base + "_a" + std::to_string(k) + ": " + scalar + ", " + base + "_b" + std::to_string(k) + ": " + scalar;
+  }
+  // The comparator: "a before b" on the first operand.
+  const ScalarType t = operands[0].dtype;
+  const std::string s0 = tensor_type(t, {}), i1 = tensor_type(ScalarType::Bool, {});
+  const std::string a = base + "_a0", b = base + "_b0";
+  const std::string ctype = is_floating(t) ? "FLOAT" : (t == ScalarType::Bool || t == ScalarType::UInt8) ? "UNSIGNED" : "SIGNED";
+  auto cmp = [&](const std::string& r, const char* dir, const std::string& x, const std::string& y) {
+    return "      " + r + " = stablehlo.compare " + dir + ", " + x + ", " + y + ", " + ctype + " : (" + s0 + ", " + s0 +
+           ") -> " + i1 + "\n";
+  };
+  std::string body;
+  const std::string res = base + "_r";
+  if (is_floating(t)) {
+    // ascending: !isnan(a) && (isnan(b) || a < b); descending: !isnan(b) && (isnan(a) || a > b)
+    const std::string an = base + "_an", bn = base + "_bn", c = base + "_c", o = base + "_o", nt = base + "_nt";
+    body += cmp(an, "NE", a, a) + cmp(bn, "NE", b, b) + cmp(c, descending ? "GT" : "LT", a, b);
+    body += "      " + o + " = stablehlo.or " + (descending ? an : bn) + ", " + c + " : " + i1 + "\n";
+    body += "      " + nt + " = stablehlo.not " + (descending ? bn : an) + " : " + i1 + "\n";
+    body += "      " + res + " = stablehlo.and " + nt + ", " + o + " : " + i1 + "\n";
+  } else {
+    body += cmp(res, descending ? "GT" : "LT", a, b);
+  }
+  body += "      stablehlo.return " + res + " : " + i1 + "\n";
+  std::vector<Value> sorted;
+  std::string out_types;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    sorted.push_back(make(operands[k].dtype, operands[k].dims));
+    out_types += (k ? ", " : "") + tensor_type(sorted.back());
+  }
+  body_ += "    " + base + ":" + std::to_string(operands.size()) + " = \"stablehlo.sort\"(" + in_names + ") ({\n    ^bb0(" + args +
+           "):\n" + body + "    }) {dimension = " + std::to_string(dim) + " : i64, is_stable = true} : (" + in_types +
+           ") -> (" + out_types + ")\n";
+  // each result under a plain name (an identity reshape, folded by XLA)
+  for (size_t k = 0; k < operands.size(); ++k)
+    body_ += "    " + name(sorted[k]) + " = stablehlo.reshape " + base + "#" + std::to_string(k) + " : (" +
+             tensor_type(sorted[k]) + ") -> " + tensor_type(sorted[k]) + "\n";
+  return sorted;
+}
+
 inline Value Builder::convolution(const Value& lhs, const Value& rhs, const ConvOptions& o) {
   check(lhs, "convolution");
   check(rhs, "convolution");

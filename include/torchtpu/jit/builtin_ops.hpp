@@ -15,7 +15,7 @@
 #include "../ops/reduce.hpp"   // mean, sum, softmax, log_softmax
 #include "../ops/unary.hpp"    // activations
 #include "../ops/norm.hpp"     // layer_norm (the encoder layer's norms)
-#include "kernels.hpp"         // conv2d, pooling, attention
+#include "kernels.hpp"         // linear, attention, epilogues
 #include "library_ops.hpp"     // register_library_ops (the operator library's ops)
 #include "registry.hpp"        // Registry, OpDef, OpContext
 
@@ -288,49 +288,11 @@ inline Epilogue hardtanh_epilogue(std::span<const Value* const> in) {
 /// The epilogue of an activation node, when its arguments are known at load time.
 inline Epilogue fixed(K k) { return Epilogue{k, 0, 0}; }
 
-inline std::vector<int64_t> ints_or_empty(const Value& v, const char* what) {
-  return v.is_none() ? std::vector<int64_t>{} : v.to_ints(what);
-}
-
 /// `f(t)` applied to the tensor `v` holds, whatever its dtype (`f` returns a Tensor of the same
 /// element type, e.g. a view): the dtype-generic structural ops.
 template <class F>
 Value on_any(const Value& v, const char* what, F&& f) {
   return Value(v.any(what).visit([&](const auto& t) { return AnyTensor(f(t)); }));
-}
-
-/// `chunk`: `chunks` pieces of size ceil(n / chunks) along `dim` (the last may be smaller).
-template <class X>
-std::vector<AnyTensor> chunk(const X& x, int64_t chunks, int64_t dim) {
-  if (chunks <= 0) throw ValueError("aten::chunk: chunks must be positive, got " + std::to_string(chunks));
-  const int d = wrap_dim(dim, x.dim(), "aten::chunk");
-  const int64_t n = x.size(d), step = n / chunks + (n % chunks != 0);  // ceil, no overflow
-  std::vector<AnyTensor> r;
-  for (int64_t s = 0; s < n || (n == 0 && r.empty()); s += step ? step : 1) {
-    r.push_back(x.narrow(d, s, std::min(step, n - s)));
-    if (step == 0) break;
-  }
-  return r;
-}
-
-template <class X>
-std::vector<AnyTensor> split(const X& x, const Value& size, int64_t dim) {
-  const int d = wrap_dim(dim, x.dim(), "aten::split");
-  const int64_t n = x.size(d);
-  std::vector<AnyTensor> r;
-  if (size.is_int()) {
-    const int64_t step = size.to_int();
-    if (step <= 0) throw ValueError("aten::split: split_size must be positive");
-    for (int64_t s = 0; s < n; s += step) r.push_back(x.narrow(d, s, std::min(step, n - s)));
-  } else {
-    int64_t s = 0;
-    for (int64_t len : size.to_ints("aten::split")) {
-      r.push_back(x.narrow(d, s, len));
-      s += len;
-    }
-    if (s != n) throw ShapeError("aten::split: sizes sum to " + std::to_string(s) + ", dim has " + std::to_string(n));
-  }
-  return r;
 }
 
 /// Unpack a list/tuple value into exactly `out.size()` outputs.
@@ -370,37 +332,12 @@ inline std::string show(const Value* v) {
   }
 }
 
-/// torch's ScalarType code as Python writes it (`torch.float64`).
-inline std::string torch_dtype(int64_t code) {
-  static const char* const names[] = {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-                                      "complex32", "complex64", "complex128", "bool", "qint8", "quint8", "qint32",
-                                      "bfloat16"};
-  return code >= 0 && code < 16 ? std::string("torch.") + names[code] : "dtype code " + std::to_string(code);
-}
-
-/// The torchtpu dtype of torch's ScalarType code (c10/core/ScalarType.h numbering).
-/// **Errors:** TypeError naming `what` and the dtype for codes without a counterpart.
-inline ScalarType dtype_of_code(int64_t code, const char* what) {
-  switch (code) {
-    case 0: return ScalarType::UInt8;
-    case 3: return ScalarType::Int32;
-    case 4: return ScalarType::Int64;
-    case 5: return ScalarType::Half;
-    case 6: return ScalarType::Float;
-    case 7: return ScalarType::Double;
-    case 11: return ScalarType::Bool;
-    case 15: return ScalarType::BFloat16;
-    default: break;
-  }
-  throw TypeError(std::string(what) + ": " + torch_dtype(code) + " has no torchtpu counterpart");
-}
-
 /// "" when argument `i` (a `ScalarType? dtype`) is absent, None or float32 (what the runtime
 /// computes in); else the rejection reason.
 inline std::string check_dtype(std::span<const Value* const> in, size_t i) {
   if (i >= in.size() || (in[i] && in[i]->is_none())) return "";
   if (in[i] && in[i]->is_int() && in[i]->to_int() == 6) return "";  // torch.float32
-  return "dtype=" + (in[i] && in[i]->is_int() ? torch_dtype(in[i]->to_int()) : show(in[i])) +
+  return "dtype=" + (in[i] && in[i]->is_int() ? ops::detail::torch_dtype_name(in[i]->to_int()) : show(in[i])) +
          " (torchtpu computes in float32 only; the result would differ from torch's)";
 }
 
@@ -530,21 +467,7 @@ inline void register_builtin_ops(Registry& r) {
     const FloatTensor* b = c.in.size() > 2 ? opt_tensor(*c.in[2], n) : nullptr;
     c.out[0] = Value(kernels::linear(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), b, c.epilogue));
   }, true);
-  def("aten::_convolution", [](OpContext& c) {
-    const char* n = "aten::_convolution";
-    if (c.arg(6, n).to_bool(n)) throw ValueError(std::string(n) + ": transposed convolutions are not supported");
-    c.out[0] = Value(kernels::conv2d(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), opt_tensor(c.arg(2, n), n),
-                                     c.arg(3, n).to_ints(n), c.arg(4, n).to_ints(n), c.arg(5, n).to_ints(n),
-                                     c.arg(8, n).to_int(n), c.epilogue));
-  }, true);
-  def("aten::conv2d", [](OpContext& c) {
-    const char* n = "aten::conv2d";
-    if (c.arg(4, n).kind() == Value::Kind::String)
-      throw ValueError(std::string(n) + ": string padding ('same'/'valid') is not supported");
-    c.out[0] = Value(kernels::conv2d(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), opt_tensor(c.arg(2, n), n),
-                                     c.arg(3, n).to_ints(n), c.arg(4, n).to_ints(n), c.arg(5, n).to_ints(n),
-                                     c.arg(6, n).to_int(n), c.epilogue));
-  }, true);
+  // aten::_convolution, aten::conv1d/2d/3d: the operator library, ops/conv.hpp (epilogue fused)
   def("aten::matmul", [](OpContext& c) {
     const char* n = "aten::matmul";
     c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::matmul(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n))));
@@ -553,20 +476,7 @@ inline void register_builtin_ops(Registry& r) {
     const char* n = "aten::bmm";
     c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::bmm(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n))));
   }, true);
-  def("aten::baddbmm", [](OpContext& c) {
-    const char* n = "aten::baddbmm";
-    const float beta = float(c.arg(3, n).to_double(n)), alpha = float(c.arg(4, n).to_double(n));
-    const auto prod = torchtpu::bmm(c.arg(1, n).tensor(n), c.arg(2, n).tensor(n));
-    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::add(torchtpu::mul(c.arg(0, n).tensor(n), beta),
-                                                                 torchtpu::mul(prod, alpha))));
-  }, true);
-  def("aten::addmm", [](OpContext& c) {
-    const char* n = "aten::addmm";
-    const float beta = float(c.arg(3, n).to_double(n)), alpha = float(c.arg(4, n).to_double(n));
-    const auto prod = torchtpu::matmul(c.arg(1, n).tensor(n), c.arg(2, n).tensor(n));
-    c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::add(torchtpu::mul(c.arg(0, n).tensor(n), beta),
-                                                                 torchtpu::mul(prod, alpha))));
-  }, true);
+  // aten::addmm, aten::baddbmm: the operator library, ops/linalg.hpp
   // the normalizations (aten::batch_norm, ...): the operator library, ops/norm.hpp
   def("aten::_native_multi_head_attention", [](OpContext& c) {
     const char* n = "aten::_native_multi_head_attention";
@@ -583,21 +493,7 @@ inline void register_builtin_ops(Registry& r) {
   def("aten::_transformer_encoder_layer_fwd", [](OpContext& c) { c.out[0] = Value(encoder_layer(c)); });
 
   // ---- pooling, reductions ---------------------------------------------------------------
-  def("aten::max_pool2d", [](OpContext& c) {
-    const char* n = "aten::max_pool2d";
-    c.out[0] = Value(kernels::max_pool2d(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n), ints_or_empty(c.arg(2, n), n),
-                                         c.arg(3, n).to_ints(n), c.arg(4, n).to_ints(n), c.arg(5, n).to_bool(n)));
-  });
-  def("aten::avg_pool2d", [](OpContext& c) {
-    const char* n = "aten::avg_pool2d";
-    const int64_t div = c.in.size() > 6 && !c.in[6]->is_none() ? c.in[6]->to_int(n) : 0;
-    c.out[0] = Value(kernels::avg_pool2d(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n), ints_or_empty(c.arg(2, n), n),
-                                         c.arg(3, n).to_ints(n), c.arg(4, n).to_bool(n), c.arg(5, n).to_bool(n), div));
-  });
-  def("aten::adaptive_avg_pool2d", [](OpContext& c) {
-    const char* n = "aten::adaptive_avg_pool2d";
-    c.out[0] = Value(kernels::adaptive_avg_pool2d(c.arg(0, n).tensor(n), c.arg(1, n).to_ints(n)));
-  });
+  // aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d: the operator library, ops/pool.hpp
   auto reduce_dims = [](OpContext& c, const char* n) {  // mean(x, dtype) / mean(x, dim, keepdim, dtype)
     Dims d;
     if (c.in.size() > 2 && !c.in[1]->is_none()) d = c.in[1]->to_dims(n);
@@ -617,10 +513,7 @@ inline void register_builtin_ops(Registry& r) {
     const char* n = "aten::softmax";
     c.out[0] = Value(FloatTensor(torchtpu::softmax(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n))));
   });
-  def("aten::log_softmax", [](OpContext& c) {
-    const char* n = "aten::log_softmax";
-    c.out[0] = Value(FloatTensor(torchtpu::log_softmax(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n))));
-  });
+  // aten::log_softmax: ops::LogSoftmaxOp (ops/loss.hpp; every floating dtype, its dtype argument)
 
   // ---- dtype conversion ------------------------------------------------------------------
   // aten::to overloads in traced graphs: (self, dtype, non_blocking, copy, memory_format),
@@ -635,11 +528,11 @@ inline void register_builtin_ops(Registry& r) {
     if (a.is_tensor()) {
       want = a.any().dtype();
     } else if (a.is_int()) {
-      want = dtype_of_code(a.to_int(), n);
+      want = ops::detail::from_torch_dtype(a.to_int(), n);
     } else if (a.kind() == Value::Kind::String) {
       if (a.str() != "cpu" && a.str().rfind("cpu:", 0) != 0)
         throw ValueError(std::string(n) + ": moving to device '" + a.str() + "' inside a graph is not supported");
-      if (c.in.size() > 2 && c.in[2]->is_int()) want = dtype_of_code(c.in[2]->to_int(), n);
+      if (c.in.size() > 2 && c.in[2]->is_int()) want = ops::detail::from_torch_dtype(c.in[2]->to_int(), n);
       copy_at = 4;
     } else if (!a.is_none()) {
       throw TypeError(std::string(n) + ": unsupported argument of kind " + Value::kind_name(a.kind()));
@@ -729,18 +622,30 @@ inline void register_builtin_ops(Registry& r) {
     const Dims d = c.arg(1, n).any(n).sizes();
     c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.expand(d); });
   });
+  // split / chunk / unbind / meshgrid: ops/shape.hpp's view functions (one rule for every path)
   def("aten::chunk", [](OpContext& c) {
     const char* n = "aten::chunk";
-    const int64_t k = c.arg(1, n).to_int(n), d = c.arg(2, n).to_int(n);
-    c.out[0] = Value(c.arg(0, n).any(n).visit([&](const auto& x) { return chunk(x, k, d); }));
+    const int64_t k = c.arg(1, n).to_int(n), d = c.in.size() > 2 ? c.arg(2, n).to_int(n) : 0;
+    c.out[0] = Value(torchtpu::chunk(c.arg(0, n).any(n), k, d));
   });
-  def("aten::split", [](OpContext& c) {
-    const char* n = "aten::split";
-    const int64_t d = c.in.size() > 2 ? c.in[2]->to_int(n) : 0;
-    c.out[0] = Value(c.arg(0, n).any(n).visit([&](const auto& x) { return split(x, c.arg(1, n), d); }));
+  for (const char* id : {"aten::split", "aten::split_with_sizes"})
+    def(id, [id](OpContext& c) {
+      const int64_t d = c.in.size() > 2 ? c.arg(2, id).to_int(id) : 0;
+      const AnyTensor& x = c.arg(0, id).any(id);
+      const Value& size = c.arg(1, id);
+      c.out[0] = Value(size.is_int() ? torchtpu::split(x, size.to_int(), d) : torchtpu::split_with_sizes(x, size.to_ints(id), d));
+    });
+  def("aten::unbind", [](OpContext& c) {
+    const char* n = "aten::unbind";
+    c.out[0] = Value(torchtpu::unbind(c.arg(0, n).any(n), c.in.size() > 1 ? c.arg(1, n).to_int(n) : 0));
   });
-  for (const char* id : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
-                         "aten::detach"})
+  def("aten::meshgrid", [](OpContext& c) {
+    const char* n = "aten::meshgrid";
+    const std::string indexing = c.in.size() > 1 && !c.arg(1, n).is_none() ? c.arg(1, n).str() : "ij";
+    c.out[0] = Value(torchtpu::meshgrid(c.arg(0, n).anys(n), indexing));
+  });
+  // aten::dropout: ops::DropoutOp (ops/loss.hpp); its load check below still rejects train=True, p > 0
+  for (const char* id : {"aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout", "aten::detach"})
     def(id, [id](OpContext& c) { c.out[0] = c.arg(0, id); });
 
   // ---- elementwise -------------------------------------------------------------------------
@@ -808,20 +713,9 @@ inline void register_builtin_ops(Registry& r) {
       if (in[1] && in[1]->kind() == Value::Kind::String && (in[1]->str() == "none" || in[1]->str() == "tanh")) return "";
       return "approximate=" + show(in[1]) + " (torch knows 'none' and 'tanh')";
     });
-  for (const char* n : {"aten::softmax", "aten::log_softmax"})
-    check(n, [](std::span<const Value* const> in) { return check_dtype(in, 2); });
+  check("aten::softmax", [](std::span<const Value* const> in) { return check_dtype(in, 2); });
   for (const char* n : {"aten::mean", "aten::sum"})
     check(n, [](std::span<const Value* const> in) { return check_dtype(in, in.size() == 2 ? 1 : 3); });
-  check("aten::_convolution", [](std::span<const Value* const> in) -> std::string {
-    if (in.size() > 6 && !(in[6] && in[6]->is_bool() && !in[6]->to_bool()))
-      return "transposed=" + show(in[6]) + " (transposed convolutions are not supported)";
-    return "";
-  });
-  check("aten::conv2d", [](std::span<const Value* const> in) -> std::string {
-    if (in.size() > 4 && in[4] && in[4]->kind() == Value::Kind::String)
-      return "padding=" + show(in[4]) + " (string padding is not supported; trace with integer padding)";
-    return "";
-  });
   check("aten::_native_multi_head_attention", [](std::span<const Value* const> in) -> std::string {
     if (in.size() > 9 && !(in[9] && in[9]->is_none())) return "mask=" + show(in[9]) + " (attention masks are not supported)";
     return "";

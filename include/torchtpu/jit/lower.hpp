@@ -228,15 +228,33 @@ void lower_library_op(LowerContext& c) {
   const typename Op::Args a = Op::args(reader);
   std::vector<ops::TensorMeta> metas;
   for (const sh::Value& x : xs) metas.push_back(ops::TensorMeta{x.dtype, Dims(x.dims.begin(), x.dims.end()), Device{}, true});
-  const ops::TensorMeta out = Op::infer(metas, a);
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const ScalarType want = ops::operand_dtype<Op>(i, xs[i].dtype, out.dtype);
-    if (xs[i].dtype != want) xs[i] = c.b.convert(xs[i], want);
+  if constexpr (ops::multi_result<Op>) {
+    const auto outs = Op::infer(std::span<const ops::TensorMeta>(metas), a);
+    ops::detail::check_dtype<Op>(outs[0].dtype, metas);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const ScalarType want = ops::operand_dtype<Op>(i, xs[i].dtype, outs[0].dtype);
+      if (xs[i].dtype != want) xs[i] = c.b.convert(xs[i], want);
+    }
+    const auto r = Op::lower(c.b, std::span<const sh::Value>(xs), a, std::span<const ops::TensorMeta>(outs));
+    if (c.out.size() < r.size())
+      throw ValueError(s.name + ": the node has " + std::to_string(c.out.size()) + " outputs, the op " + std::to_string(r.size()) + " results");
+    for (size_t k = 0; k < r.size(); ++k) {
+      if (r[k].dims != vec(outs[k].sizes))
+        throw ValueError(s.name + ": internal: result " + std::to_string(k) + " lowered to shape " + sh::shape_str(r[k].dims) +
+                         ", expected " + to_string(outs[k].sizes));
+      c.out[k] = LValue::of(r[k]);
+    }
+  } else {
+    const ops::TensorMeta out = Op::infer(metas, a);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const ScalarType want = ops::operand_dtype<Op>(i, xs[i].dtype, out.dtype);
+      if (xs[i].dtype != want) xs[i] = c.b.convert(xs[i], want);
+    }
+    sh::Value r = Op::lower(c.b, std::span<const sh::Value>(xs), a, out.sizes);
+    if (r.dims != vec(out.sizes))
+      throw ValueError(s.name + ": internal: lowered to shape " + sh::shape_str(r.dims) + ", expected " + to_string(out.sizes));
+    c.out[0] = LValue::of(std::move(r));  // further node outputs (embedding_bag's) are not computed
   }
-  sh::Value r = Op::lower(c.b, std::span<const sh::Value>(xs), a, out.sizes);
-  if (r.dims != vec(out.sizes))
-    throw ValueError(s.name + ": internal: lowered to shape " + sh::shape_str(r.dims) + ", expected " + to_string(out.sizes));
-  c.out[0] = LValue::of(std::move(r));
 }
 
 }  // namespace lower
@@ -286,8 +304,9 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         const double hi = c.in.size() > 2 ? c.host(2, "hardtanh").to_double() : 1.0;
         c.out[0] = LValue::of(act(c.b, Epilogue{Epilogue::Kind::Clamp, lo, hi}, c.dev(0)));
       };
-    // dropout: the identity, which OpDef::check (builtin_ops.hpp) allows only for train=False or p=0
-    for (const char* n : {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
+    // dropout's variants: the identity, which OpDef::check (builtin_ops.hpp) allows only for
+    // train=False or p=0 (aten::dropout is ops::DropoutOp's lowering)
+    for (const char* n : {"aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
                           "aten::contiguous", "aten::detach", "aten::clone"})
       r[n] = [](LowerContext& c) { c.out[0] = LValue::of(c.dev(0)); };
     struct B { const char* name; const char* op; bool alpha, reverse; };
@@ -318,30 +337,6 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       std::vector<int64_t> od = xd;
       od.back() = out;
       c.out[0] = LValue::of(c.b.reshape(y, od));
-    };
-    r["aten::_convolution"] = [](LowerContext& c) {
-      const char* n = "aten::_convolution";
-      sh::Value x = c.dev(0), w = c.dev(1);
-      auto two = [&](size_t i, const char* what) {
-        auto v = c.host(i, n).to_ints(what);
-        if (v.size() == 1) v.push_back(v[0]);
-        return v;
-      };
-      if (c.host(6, n).to_bool()) throw ValueError("lowering: transposed convolution");
-      if (x.dims.size() != 4 || w.dims.size() != 4)  // the cpu kernel also takes unbatched [C, H, W]
-        throw ValueError("lowering aten::_convolution: only batched 2-D convolutions ([N, C, H, W]) are lowered, "
-                         "got input " + sh::shape_str(x.dims));
-      sh::ConvOptions o;
-      o.window_strides = two(3, "stride");
-      const auto p = two(4, "padding");
-      o.padding = {{p[0], p[0]}, {p[1], p[1]}};
-      o.rhs_dilation = two(5, "dilation");
-      o.feature_group_count = c.host(8, n).to_int();
-      o.precision = sh::Precision::Highest;
-      sh::Value y = c.b.convolution(x, w, o);
-      if (!(c.in[2]->kind == LValue::Kind::Host && c.in[2]->host.is_none()))
-        y = c.b.add(y, c.b.broadcast_in_dim(c.dev(2), y.dims, {1}));
-      c.out[0] = LValue::of(y);
     };
     r["aten::matmul"] = [](LowerContext& c) { c.out[0] = LValue::of(matmul(c.b, c.dev(0), c.dev(1))); };
     r["aten::bmm"] = r["aten::matmul"];
@@ -376,21 +371,48 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       for (auto& p : perm) p = wrap(p, x.dims.size());
       c.out[0] = LValue::of(c.b.transpose(x, perm));
     };
-    r["aten::chunk"] = [](LowerContext& c) {
-      sh::Value x = c.dev(0);
-      const int64_t chunks = c.host(1, "chunk").to_int();
-      if (chunks <= 0) throw ValueError("lowering aten::chunk: chunks must be positive, got " + std::to_string(chunks));
-      const size_t d = size_t(wrap(c.host(2, "chunk").to_int(), x.dims.size()));
-      const int64_t n = x.dims[d], step = n / chunks + (n % chunks != 0);  // ceil, no overflow
+    // split / chunk / unbind: slices by ops/shape.hpp's piece rules (the cpu views' rules)
+    auto pieces = [](LowerContext& c, const sh::Value& x, size_t d, const std::vector<ops::detail::Piece>& ps, bool drop) {
       LValue l;
       l.kind = LValue::Kind::DeviceList;
-      for (int64_t s = 0; s < n; s += step) {
+      for (const ops::detail::Piece& p : ps) {
         std::vector<int64_t> start(x.dims.size(), 0), limit = x.dims;
-        start[d] = s;
-        limit[d] = std::min(n, s + step);
-        l.list.push_back(c.b.slice(x, start, limit));
+        start[d] = p.start;
+        limit[d] = p.start + p.length;
+        sh::Value piece = c.b.slice(x, start, limit);
+        if (drop) {
+          std::vector<int64_t> dims = piece.dims;
+          dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(d));
+          piece = c.b.reshape(piece, dims);
+        }
+        l.list.push_back(piece);
       }
       c.out[0] = l;
+    };
+    r["aten::chunk"] = [pieces](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const size_t d = size_t(wrap_dim(c.in.size() > 2 ? c.host(2, "chunk").to_int() : 0, int(x.dims.size()), "aten::chunk"));
+      const Dims shape(x.dims.begin(), x.dims.end());
+      pieces(c, x, d, ops::detail::chunk_pieces(x.dims[d], c.host(1, "chunk").to_int(), "aten::chunk", shape), false);
+    };
+    for (const char* id : {"aten::split", "aten::split_with_sizes"})
+      r[id] = [pieces, id](LowerContext& c) {
+        sh::Value x = c.dev(0);
+        const size_t d = size_t(wrap_dim(c.in.size() > 2 ? c.host(2, id).to_int() : 0, int(x.dims.size()), id));
+        const Dims shape(x.dims.begin(), x.dims.end());
+        const Value& size = c.host(1, id);
+        pieces(c, x, d,
+               size.is_int() ? ops::detail::split_pieces(x.dims[d], size.to_int(), id, shape)
+                             : ops::detail::split_with_sizes_pieces(x.dims[d], size.to_ints(id), id, shape),
+               false);
+      };
+    r["aten::unbind"] = [pieces](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      if (x.dims.empty()) throw IndexError("aten::unbind: a 0-dim tensor has no dim to unbind");
+      const size_t d = size_t(wrap_dim(c.in.size() > 1 ? c.host(1, "unbind").to_int() : 0, int(x.dims.size()), "aten::unbind"));
+      std::vector<ops::detail::Piece> ps;
+      for (int64_t i = 0; i < x.dims[d]; ++i) ps.push_back(ops::detail::Piece{i, 1});
+      pieces(c, x, d, ps, true);
     };
     r["prim::ListUnpack"] = [](LowerContext& c) {
       if (c.in[0]->kind != LValue::Kind::DeviceList) throw ValueError("lowering prim::ListUnpack: not a tensor list");
@@ -432,35 +454,6 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       s = c.b.divide(s, splat(c.b, double(count), s.dims));
       if (c.in.size() > 2 && c.host(2, "mean").to_bool()) s = keep(c.b, s, x.dims, dims);
       c.out[0] = LValue::of(s);
-    };
-    r["aten::max_pool2d"] = [](LowerContext& c) {
-      sh::Value x = c.dev(0);
-      auto two = [&](size_t i) {
-        auto v = c.host(i, "max_pool2d").to_ints();
-        if (v.size() == 1) v.push_back(v[0]);
-        return v;
-      };
-      if (x.dims.size() != 4)
-        throw ValueError("lowering max_pool2d: only [N, C, H, W] inputs are lowered, got " + sh::shape_str(x.dims));
-      const auto k = two(1);
-      auto s = c.host(2, "max_pool2d").to_ints().empty() ? k : two(2);
-      const auto p = two(3), d = two(4);
-      if (d[0] != 1 || d[1] != 1 || c.host(5, "max_pool2d").to_bool())
-        throw ValueError("lowering max_pool2d: dilation and ceil_mode are not lowered");
-      c.out[0] = LValue::of(c.b.reduce_window(x, splat(c.b, -INFINITY, {}), sh::ReduceOp::Max, {1, 1, k[0], k[1]},
-                                              {1, 1, s[0], s[1]}, {{0, 0}, {0, 0}, {p[0], p[0]}, {p[1], p[1]}}));
-    };
-    r["aten::adaptive_avg_pool2d"] = [](LowerContext& c) {
-      sh::Value x = c.dev(0);
-      if (x.dims.size() != 4)
-        throw ValueError("lowering adaptive_avg_pool2d: only [N, C, H, W] inputs are lowered, got " + sh::shape_str(x.dims));
-      auto o = c.host(1, "adaptive_avg_pool2d").to_ints();
-      if (o.size() == 1) o.push_back(o[0]);
-      const int64_t H = x.dims[2], W = x.dims[3];
-      if (H % o[0] != 0 || W % o[1] != 0) throw ValueError("lowering adaptive_avg_pool2d: uneven windows");
-      const int64_t kh = H / o[0], kw = W / o[1];
-      sh::Value s = c.b.reduce_window(x, splat(c.b, 0, {}), sh::ReduceOp::Add, {1, 1, kh, kw}, {1, 1, kh, kw});
-      c.out[0] = LValue::of(c.b.divide(s, splat(c.b, double(kh * kw), s.dims)));
     };
     return r;
   }();

@@ -12,28 +12,35 @@
 #include <vector>         // std::vector
 
 #include "arith.hpp"     // elementwise op structs (ElementwiseOps)
+#include "attention.hpp" // ScaledDotProductAttentionOp
 #include "compare.hpp"   // elementwise op structs
+#include "conv.hpp"      // ConvolutionOp, Conv1dOp, Conv2dOp, Conv3dOp
+#include "pool.hpp"      // MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp
 #include "math.hpp"      // CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp
 #include "norm.hpp"      // LayerNormOp, RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp
+#include "loss.hpp"      // LogSoftmaxOp, MseLossOp, NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp, EmbeddingBagOp
+#include "linalg.hpp"    // EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp, LerpOp, NanToNumOp
 #include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp
 #include "reduce.hpp"    // reduction op structs
+#include "resize.hpp"    // UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp, UpsampleBilinear2dOp
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
 #include "unary.hpp"     // elementwise op structs
+#include "sort.hpp"      // SortOp, ArgsortOp, TopkOp
 #include "shape.hpp"     // CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, PadOp, ConstantPadNdOp
 
 namespace torchtpu::ops {
 
-/// `call` with the arguments of a model-graph node or a run-time call by name: tensors and
+/// `call_all` with the arguments of a model-graph node or a run-time call by name: tensors and
 /// `Op::Args` read from `args` by `Op::schema` (parsed once); the tensors by `Op::tensors`
-/// when the op has one (an overload with a Scalar in a Tensor's place).
+/// when the op has one (an overload with a Scalar in a Tensor's place). Every result, in order.
 template <library_op Op>
-AnyTensor call_args(std::span<const Arg> args) {
+std::vector<AnyTensor> call_args(std::span<const Arg> args) {
   static const Schema s = parse_schema(Op::schema);
   const ArgReader r(s, args);
   std::vector<AnyTensor> t;
   if constexpr (requires { Op::tensors(r); }) t = Op::tensors(r);
   else t = r.tensors();
-  return call<Op>(t, Op::args(r));
+  return call_all<Op>(t, Op::args(r));
 }
 
 /// A list of op structs.
@@ -66,10 +73,16 @@ using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, Rs
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
                           TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp, PadOp,
                           ConstantPadNdOp, CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp, LayerNormOp,
-                          RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp>;
+                          RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp, LogSoftmaxOp, MseLossOp,
+                          NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp,
+                          EmbeddingBagOp, ScaledDotProductAttentionOp, SortOp, ArgsortOp, TopkOp,
+                          EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp,
+                          LerpOp, NanToNumOp, UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp,
+                          UpsampleBilinear2dOp, ConvolutionOp, Conv1dOp, Conv2dOp, Conv3dOp, MaxPool2dOp,
+                          AvgPool2dOp, AdaptiveAvgPool2dOp>;
 
 namespace detail {
-using ByNameFn = AnyTensor (*)(std::span<const Arg>);
+using ByNameFn = std::vector<AnyTensor> (*)(std::span<const Arg>);
 inline const std::unordered_map<std::string_view, ByNameFn>& by_name_table() {
   static const auto m = [] {
     std::unordered_map<std::string_view, ByNameFn> r;
@@ -80,15 +93,24 @@ inline const std::unordered_map<std::string_view, ByNameFn>& by_name_table() {
 }
 }  // namespace detail
 
-/// Runs the library op named `aten` (`"aten::cat"`) on `args`, positional in its schema's order
-/// (what a model node or a test sweep passes); the result tensor.
+/// Runs the library op named `aten` (`"aten::topk"`) on `args`, positional in its schema's
+/// order (what a model node or a test sweep passes); every result, in order.
 /// **Errors:** UnsupportedOperator for a name that is not a library op; otherwise what the op
 /// throws (see its struct).
-inline AnyTensor call_by_name(std::string_view aten, std::span<const Arg> args) {
+inline std::vector<AnyTensor> call_by_name_all(std::string_view aten, std::span<const Arg> args) {
   const auto& t = detail::by_name_table();
   const auto it = t.find(aten);
   if (it == t.end()) throw UnsupportedOperator("'" + std::string(aten) + "' is not an op of the operator library");
   return it->second(args);
+}
+
+/// `call_by_name_all` for an op with one result (`"aten::cat"`): that result.
+/// **Errors:** as `call_by_name_all`; ValueError for an op with several results.
+inline AnyTensor call_by_name(std::string_view aten, std::span<const Arg> args) {
+  std::vector<AnyTensor> r = call_by_name_all(aten, args);
+  if (r.size() != 1)
+    throw ValueError("'" + std::string(aten) + "' returns " + std::to_string(r.size()) + " tensors: use call_by_name_all");
+  return std::move(r[0]);
 }
 
 /// The aten names of every library op, in list order.

@@ -42,8 +42,11 @@
 // `resolve` runs before `infer` on the cpu and may read data (one_hot's num_classes=-1); on a
 // PJRT device it must throw UnsupportedOperator (no data is read there). `tensors` replaces
 // `ArgReader::tensors()` in `call_args` when an overload passes a Scalar where the schema has
-// a Tensor (scatter.value).
+// a Tensor (scatter.value). `static constexpr std::string_view api = "vector_norm";` names the
+// typed/AnyTensor function when it is not `name` ("" when there is none: an aten alias reached
+// by name only); tools/ops_table writes it into docs/ops.md.
 #pragma once
+#include <array>        // std::array (multi-result ops)
 #include <cstdint>      // int64_t, uint32_t
 #include <span>         // std::span
 #include <string>       // std::string
@@ -153,6 +156,34 @@ ScalarType operand_dtype(size_t i, ScalarType given, ScalarType result) {
 
 namespace detail {
 
+/// torch's ScalarType code as Python writes it (`torch.float64`; c10/core/ScalarType.h's
+/// numbering), or `dtype code N` for a code past that table.
+inline std::string torch_dtype_name(int64_t code) {
+  static const char* const names[] = {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+                                      "complex32", "complex64", "complex128", "bool", "qint8", "quint8", "qint32",
+                                      "bfloat16"};
+  return code >= 0 && code < 16 ? std::string("torch.") + names[code] : "dtype code " + std::to_string(code);
+}
+
+/// Our dtype for torch's ScalarType code (a `ScalarType` argument of a model node: 0 uint8,
+/// 3 int32, 4 int64, 5 float16, 6 float32, 7 float64, 11 bool, 15 bfloat16; numbering of
+/// c10/core/ScalarType.h). **Errors:** TypeError naming `op` and the torch dtype for a code
+/// without a counterpart (int8, int16, complex, quantized).
+inline ScalarType from_torch_dtype(int64_t code, std::string_view op) {
+  switch (code) {
+    case 0: return ScalarType::UInt8;
+    case 3: return ScalarType::Int32;
+    case 4: return ScalarType::Int64;
+    case 5: return ScalarType::Half;
+    case 6: return ScalarType::Float;
+    case 7: return ScalarType::Double;
+    case 11: return ScalarType::Bool;
+    case 15: return ScalarType::BFloat16;
+    default: break;
+  }
+  throw TypeError(std::string(op) + ": " + torch_dtype_name(code) + " has no torchtpu counterpart");
+}
+
 /// `t` as dtype `U` (the same handle when it already is; a converted copy otherwise; cpu or
 /// device).
 template <element U>
@@ -207,10 +238,20 @@ inline Device common_device(std::span<const TensorMeta> in, std::string_view op)
   return first ? first->device : Device{};
 }
 
+/// The state of a multi-result op's device node: its arguments and which result it is.
+template <class Args>
+struct ResultState {
+  Args args;       ///< the op's arguments
+  int64_t result;  ///< the result this node stands for
+};
+
 /// Records the op on its PJRT device as one node of the deferred graph (device/lower.hpp
-/// lowers it through `Op::lower`); the result is a new device tensor.
+/// lowers it through `Op::lower`); the result is a new device tensor. A multi-result op
+/// records one node per result (`result` >= 0; operands converted for result dtype
+/// `compute`, its first result's); XLA merges their common work when one program holds them.
 template <library_op Op>
-AnyTensor device_call(std::span<const AnyTensor> in, const typename Op::Args& a, const TensorMeta& out) {
+AnyTensor device_call(std::span<const AnyTensor> in, const typename Op::Args& a, const TensorMeta& out,
+                      ScalarType compute, int64_t result = -1) {
   const device::detail::DeviceHooks& h = device::detail::device_hooks(out.device);
   struct Tree {
     const device::detail::DeviceHooks& h;
@@ -224,11 +265,13 @@ AnyTensor device_call(std::span<const AnyTensor> in, const typename Op::Args& a,
   }
   device::NodeInfo n;
   n.kind = device::NodeInfo::Kind::Library;
-  n.dtype = n.compute = out.dtype;
+  n.dtype = out.dtype;
+  n.compute = compute;
   n.shape = &out.sizes;
   n.name = Op::name;
-  n.state = &a;
-  n.state_size = sizeof(a);
+  const ResultState<typename Op::Args> st{a, result};
+  n.state = result < 0 ? static_cast<const void*>(&a) : static_cast<const void*>(&st);
+  n.state_size = result < 0 ? sizeof(a) : sizeof(st);
   n.children = kids.data();
   n.nchildren = static_cast<int>(kids.size());
   const int root = h.tree_node(tree.p, n);
@@ -236,6 +279,44 @@ AnyTensor device_call(std::span<const AnyTensor> in, const typename Op::Args& a,
   const device::detail::AssignResult r = h.assign(tree.p, root, nullptr, out.dtype, out.sizes, strides, 0, out.sizes);
   if (!r.new_storage) throw ValueError(std::string(Op::aten) + ": internal: the device runtime returned no result");
   return AnyTensor::from_storage(out.dtype, r.new_storage, out.sizes, strides, 0);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// The metadata of each operand.
+inline std::vector<TensorMeta> metas_of(std::span<const AnyTensor> in) {
+  std::vector<TensorMeta> metas;
+  metas.reserve(in.size());
+  for (const AnyTensor& t : in) metas.push_back(TensorMeta::of(t));
+  return metas;
+}
+
+/// Checks that `Op` supports result dtype `t`. **Errors:** TypeError naming the op, the
+/// operands and the supported dtypes.
+template <library_op Op>
+void check_dtype(ScalarType t, std::span<const TensorMeta> metas) {
+  if (!Op::dtypes.has(t))
+    throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(t)) + " is not supported (operands " +
+                    describe(metas) + "; supported: " + Op::dtypes.str() + ")");
+}
+
+/// Checks that the typed front end's static result type `R` is `t` (an internal error otherwise).
+template <library_op Op, element R>
+void check_static_dtype(ScalarType t) {
+  if (t != dtype_of<R>())
+    throw TypeError(std::string(Op::aten) + ": internal: the result dtype is " + std::string(dtype_name(t)) + ", not " +
+                    std::string(dtype_name(dtype_of<R>())));
+}
+
+/// `Op::infer`'s result for `metas`, its dtype checked, on the operands' common device.
+template <library_op Op>
+TensorMeta checked_infer(std::span<const TensorMeta> metas, const typename Op::Args& a) {
+  TensorMeta out = Op::infer(metas, a);
+  check_dtype<Op>(out.dtype, metas);
+  out.device = common_device(metas, Op::aten);
+  return out;
 }
 
 }  // namespace detail
@@ -251,16 +332,10 @@ AnyTensor device_call(std::span<const AnyTensor> in, const typename Op::Args& a,
 /// different devices.
 template <library_op Op>
 AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& args) {
-  std::vector<TensorMeta> metas;
-  metas.reserve(in.size());
-  for (const AnyTensor& t : in) metas.push_back(TensorMeta::of(t));
+  const std::vector<TensorMeta> metas = detail::metas_of(in);
   const typename Op::Args a = detail::resolved<Op>(in, args);
-  TensorMeta out = Op::infer(metas, a);
-  if (!Op::dtypes.has(out.dtype))
-    throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) + " is not supported (operands " +
-                    describe(metas) + "; supported: " + Op::dtypes.str() + ")");
-  out.device = detail::common_device(metas, Op::aten);
-  if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out);
+  const TensorMeta out = detail::checked_infer<Op>(metas, a);
+  if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out, out.dtype);
   return AnyTensor::dispatch(out.dtype, [&]<class T>(std::type_identity<T>) -> AnyTensor {
     if constexpr (Op::dtypes.has(dtype_of<T>()) && detail::mixed_operands<Op>) {
       Tensor<T> r = Tensor<T>::empty(out.sizes);
@@ -285,19 +360,11 @@ AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& args) {
 /// **Errors:** as `call`; TypeError (internal) when `Op::infer`'s dtype is not `R`.
 template <library_op Op, element R>
 Tensor<R> call_mixed(std::span<const AnyTensor> in, const typename Op::Args& args) {
-  std::vector<TensorMeta> metas;
-  metas.reserve(in.size());
-  for (const AnyTensor& t : in) metas.push_back(TensorMeta::of(t));
+  const std::vector<TensorMeta> metas = detail::metas_of(in);
   const typename Op::Args a = detail::resolved<Op>(in, args);
-  TensorMeta out = Op::infer(metas, a);
-  if (out.dtype != dtype_of<R>())
-    throw TypeError(std::string(Op::aten) + ": internal: the result dtype is " + std::string(dtype_name(out.dtype)) +
-                    ", not " + std::string(dtype_name(dtype_of<R>())));
-  if (!Op::dtypes.has(out.dtype))
-    throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) +
-                    " is not supported (operands " + describe(metas) + "; supported: " + Op::dtypes.str() + ")");
-  out.device = detail::common_device(metas, Op::aten);
-  if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out).template get<R>();
+  const TensorMeta out = detail::checked_infer<Op>(metas, a);
+  detail::check_static_dtype<Op, R>(out.dtype);
+  if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out, out.dtype).template get<R>();
   Tensor<R> r = Tensor<R>::empty(out.sizes);
   if constexpr (detail::mixed_operands<Op>) {
     detail::cpu_mixed<Op, R>(in, a, r);
@@ -323,17 +390,11 @@ Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) 
     for (const Tensor<T>& t : in)
       metas.push_back(t.defined() ? TensorMeta{dtype_of<T>(), t.sizes(), t.device(), true}
                                   : TensorMeta{dtype_of<T>(), Dims{}, Device{}, false});
-    TensorMeta out = Op::infer(metas, a);
-    if (out.dtype != dtype_of<R>())
-      throw TypeError(std::string(Op::aten) + ": internal: the result dtype is " + std::string(dtype_name(out.dtype)) +
-                      ", not " + std::string(dtype_name(dtype_of<R>())));
-    if (!Op::dtypes.has(out.dtype))
-      throw TypeError(std::string(Op::aten) + ": dtype " + std::string(dtype_name(out.dtype)) +
-                      " is not supported (operands " + describe(metas) + "; supported: " + Op::dtypes.str() + ")");
-    out.device = detail::common_device(metas, Op::aten);
+    const TensorMeta out = detail::checked_infer<Op>(metas, a);
+    detail::check_static_dtype<Op, R>(out.dtype);
     if (!out.device.is_cpu()) {
       std::vector<AnyTensor> any(in.begin(), in.end());
-      return detail::device_call<Op>(any, a, out).template get<R>();
+      return detail::device_call<Op>(any, a, out, out.dtype).template get<R>();
     }
     Tensor<R> r = Tensor<R>::empty(out.sizes);
     if constexpr (std::is_same_v<R, T>) {
@@ -344,6 +405,67 @@ Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) 
       Op::template cpu<R>(std::span<const Tensor<R>>(conv), a, r);
     }
     return r;
+  }
+}
+
+/// True for an op with several results (`static constexpr size_t results = N;`): topk, sort,
+/// max_pool2d_with_indices. Such an op's `infer` returns `std::array<TensorMeta, N>`; its cpu
+/// kernel fills outputs allocated from them,
+///
+///     template <element T> static void cpu(std::span<const Tensor<T>> in, const Args&, std::span<AnyTensor> out);
+///
+/// (`T` the first result's dtype, operands converted to it; the mixed form takes
+/// `std::span<const AnyTensor> in` as for single-result ops), and its lowering returns every
+/// result: `template <class B, class V> static std::array<V, N> lower(B&, std::span<const V> in,
+/// const Args&, std::span<const TensorMeta> out)`.
+template <class Op>
+concept multi_result = library_op<Op> && requires { Op::results; };
+
+/// Runs multi-result op `Op` (see `multi_result`): `call`'s rules, its dtype set checked on the
+/// first result; on a PJRT device one node per result. **Errors:** as `call`.
+template <multi_result Op>
+std::array<AnyTensor, Op::results> call_results(std::span<const AnyTensor> in, const typename Op::Args& args) {
+  constexpr size_t N = Op::results;
+  const std::vector<TensorMeta> metas = detail::metas_of(in);
+  const typename Op::Args a = detail::resolved<Op>(in, args);
+  std::array<TensorMeta, N> outs = Op::infer(std::span<const TensorMeta>(metas), a);
+  detail::check_dtype<Op>(outs[0].dtype, metas);
+  const Device dev = detail::common_device(metas, Op::aten);
+  std::array<AnyTensor, N> r;
+  if (!dev.is_cpu()) {
+    for (size_t k = 0; k < N; ++k) {
+      outs[k].device = dev;
+      r[k] = detail::device_call<Op>(in, a, outs[k], outs[0].dtype, static_cast<int64_t>(k));
+    }
+    return r;
+  }
+  for (size_t k = 0; k < N; ++k)
+    r[k] = AnyTensor::dispatch(outs[k].dtype, [&]<class U>(std::type_identity<U>) { return AnyTensor(Tensor<U>::empty(outs[k].sizes)); });
+  AnyTensor::dispatch(outs[0].dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (!Op::dtypes.has(dtype_of<T>())) {
+      throw TypeError(std::string(Op::aten) + ": internal: no cpu kernel for " + std::string(dtype_name(dtype_of<T>())));
+    } else if constexpr (detail::mixed_operands<Op>) {
+      std::vector<AnyTensor> conv;
+      for (size_t i = 0; i < in.size(); ++i)
+        conv.push_back(in[i].defined() ? detail::to_dtype(in[i], operand_dtype<Op>(i, in[i].dtype(), dtype_of<T>())) : in[i]);
+      Op::template cpu<T>(std::span<const AnyTensor>(conv), a, std::span<AnyTensor>(r));
+    } else {
+      std::vector<Tensor<T>> typed;
+      for (const AnyTensor& t : in) typed.push_back(t.defined() ? detail::as_dtype<T>(t) : Tensor<T>());
+      Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, std::span<AnyTensor>(r));
+    }
+  });
+  return r;
+}
+
+/// Every result of library op `Op` as a list (one element for a single-result op).
+template <library_op Op>
+std::vector<AnyTensor> call_all(std::span<const AnyTensor> in, const typename Op::Args& a) {
+  if constexpr (multi_result<Op>) {
+    const auto r = call_results<Op>(in, a);
+    return std::vector<AnyTensor>(r.begin(), r.end());
+  } else {
+    return {call<Op>(in, a)};
   }
 }
 

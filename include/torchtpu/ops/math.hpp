@@ -26,23 +26,6 @@ namespace ops {
 
 namespace detail {
 
-/// Our dtype for a TorchScript `ScalarType` code (c10::ScalarType: 0 uint8, 3 int32, 4 int64,
-/// 5 float16, 6 float32, 7 float64, 11 bool, 15 bfloat16). **Errors:** TypeError naming `op`
-/// for another code (int8, int16, complex, ...).
-inline ScalarType from_torch_dtype(int64_t code, std::string_view op) {
-  switch (code) {
-    case 0: return ScalarType::UInt8;
-    case 3: return ScalarType::Int32;
-    case 4: return ScalarType::Int64;
-    case 5: return ScalarType::Half;
-    case 6: return ScalarType::Float;
-    case 7: return ScalarType::Double;
-    case 11: return ScalarType::Bool;
-    case 15: return ScalarType::BFloat16;
-    default: throw TypeError(std::string(op) + ": dtype code " + std::to_string(code) + " is not supported");
-  }
-}
-
 /// Which dims of a rank-`rank` tensor `dims` reduces (all of them when `all`), checked.
 /// **Errors:** IndexError for a dim out of range; ValueError for a repeated dim (naming `op`).
 struct Reduced {

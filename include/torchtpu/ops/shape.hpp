@@ -1,5 +1,6 @@
 // torchtpu/ops/shape.hpp — operator library, shape family: cat, stack, roll, tril, triu, repeat
-// (and tile), flip, diag, pad (and constant_pad_nd). Each op is one definition (ops/library.hpp) that the typed API
+// (and tile), flip, diag, pad (and constant_pad_nd); and the view functions split, split_with_sizes, chunk,
+// unbind, meshgrid (no library op: views of their input, one rule for the cpu and the lowering). Each op is one definition (ops/library.hpp) that the typed API
 // (`torchtpu::cat(std::vector<Tensor<T>>)`), the run-time API
 // (`torchtpu::cat(std::vector<AnyTensor>)`), the eager PJRT devices and model graphs
 // (`aten::cat`) all call. Tests: tests/ops/test_shape.cpp (cpu, every dtype),
@@ -7,6 +8,7 @@
 // ops (gather, scatter, ...) are in ops/indexing.hpp.
 #pragma once
 #include <algorithm>    // std::min, std::max, std::copy, std::clamp
+#include <concepts>     // std::same_as
 #include <cstdint>      // int64_t
 #include <initializer_list>  // std::initializer_list
 #include <optional>     // std::optional
@@ -32,6 +34,69 @@ inline Dims to_dims(const std::vector<int64_t>& v, std::string_view op, std::str
     throw ValueError(std::string(op) + ": at most " + std::to_string(max_rank) + " values in '" + std::string(what) +
                      "', got " + std::to_string(v.size()));
   return Dims(v.begin(), v.end());
+}
+
+/// The pieces of a dim of size `n` that torch.split / torch.chunk cut (start, length), in
+/// order: one rule for the cpu functions (views) and the whole-graph lowering (slices).
+struct Piece {
+  int64_t start = 0;   ///< first index along the dim
+  int64_t length = 0;  ///< number of indices
+};
+
+/// torch.split with an int: pieces of `size` (the last one smaller); one empty piece when
+/// `n` is 0 (torch returns the tensor itself). **Errors:** ValueError naming `op` and `shape`
+/// when `size` is negative, or 0 for a non-empty dim.
+inline std::vector<Piece> split_pieces(int64_t n, int64_t size, std::string_view op, const Dims& shape) {
+  if (size < 0 || (size == 0 && n > 0))
+    throw ValueError(std::string(op) + ": split_size must be positive for a dim of size " + std::to_string(n) +
+                     ", got " + std::to_string(size) + " (self " + to_string(shape) + ")");
+  std::vector<Piece> r;
+  if (n == 0) return {Piece{0, 0}};
+  for (int64_t s = 0; s < n; s += size) r.push_back(Piece{s, std::min(size, n - s)});
+  return r;
+}
+
+/// torch.split with a list (split_with_sizes): consecutive pieces of `sizes`. **Errors:**
+/// ValueError naming `op` and `shape` when a size is negative or they do not sum to `n`.
+inline std::vector<Piece> split_with_sizes_pieces(int64_t n, const std::vector<int64_t>& sizes, std::string_view op,
+                                                  const Dims& shape) {
+  std::vector<Piece> r;
+  int64_t s = 0;
+  for (int64_t len : sizes) {
+    if (len < 0)
+      throw ValueError(std::string(op) + ": split sizes must be non-negative, got " + to_string(Dims(sizes.begin(), sizes.end())) +
+                       " (self " + to_string(shape) + ")");
+    r.push_back(Piece{s, len});
+    s += len;
+  }
+  if (s != n)
+    throw ValueError(std::string(op) + ": split sizes " + to_string(Dims(sizes.begin(), sizes.end())) + " sum to " +
+                     std::to_string(s) + ", but the dim has size " + std::to_string(n) + " (self " + to_string(shape) + ")");
+  return r;
+}
+
+/// torch.chunk: pieces of ceil(n / chunks) (fewer than `chunks` when they do not divide
+/// evenly; `chunks` empty pieces when `n` is 0, as torch). **Errors:** ValueError naming `op`
+/// for `chunks` < 1.
+inline std::vector<Piece> chunk_pieces(int64_t n, int64_t chunks, std::string_view op, const Dims& shape) {
+  if (chunks <= 0)
+    throw ValueError(std::string(op) + ": chunks must be positive, got " + std::to_string(chunks) + " (self " +
+                     to_string(shape) + ")");
+  if (n == 0) return std::vector<Piece>(static_cast<size_t>(chunks), Piece{0, 0});
+  const int64_t step = n / chunks + (n % chunks != 0);  // ceil, no overflow
+  return split_pieces(n, step, op, shape);
+}
+
+/// The views of `x` (a Tensor<T> or an AnyTensor) along dim `d` for `pieces`.
+template <class X>
+std::vector<X> narrow_pieces(const X& x, int d, const std::vector<Piece>& pieces) {
+  std::vector<X> r;
+  r.reserve(pieces.size());
+  for (const Piece& p : pieces) {
+    if constexpr (std::is_same_v<X, AnyTensor>) r.push_back(x.visit([&](const auto& t) { return AnyTensor(t.narrow(d, p.start, p.length)); }));
+    else r.push_back(x.narrow(d, p.start, p.length));
+  }
+  return r;
 }
 
 /// `x` mod `n` in [0, n) (n > 0).
@@ -987,6 +1052,91 @@ template <std::same_as<AnyTensor> A>
 A constant_pad_nd(const A& x, const std::vector<int64_t>& p, double value = 0) {
   return ops::detail::call1<ops::ConstantPadNdOp>(
       x, ops::PadOp::make(p, ops::PadMode::Constant, true, value, ops::ConstantPadNdOp::aten));
+}
+
+/// `x` split into views along `dim` (torch.split with an int; torch.Tensor.split): pieces of
+/// `split_size`, the last one smaller when it does not divide the dim. Views share `x`'s
+/// storage (writes through them change `x`), on every device.
+/// **Shapes:** `x: [..., n, ...]` → ceil(n / split_size) tensors `[..., split_size, ...]`; a
+/// dim of size 0 gives one empty view.
+/// **Dtypes:** all eight. **Errors:** IndexError for `dim` out of range; ValueError for
+/// `split_size` < 1 on a non-empty dim (naming the op and `x`'s shape).
+/// **Source:** torch.split (aten/src/ATen/native/TensorShape.cpp, split).
+template <class X>
+  requires std::same_as<X, AnyTensor> || requires(const X& x) { x.narrow(0, 0, 0); }
+std::vector<X> split(const X& x, int64_t split_size, int64_t dim = 0) {
+  const int d = wrap_dim(dim, x.dim(), "split");
+  return ops::detail::narrow_pieces(x, d, ops::detail::split_pieces(x.sizes()[d], split_size, "split", x.sizes()));
+}
+/// `x` split into views of the given sizes along `dim` (torch.split with a list;
+/// torch.split_with_sizes). **Errors:** IndexError for `dim` out of range; ValueError when a
+/// size is negative or the sizes do not sum to the dim's size.
+template <class X>
+  requires std::same_as<X, AnyTensor> || requires(const X& x) { x.narrow(0, 0, 0); }
+std::vector<X> split_with_sizes(const X& x, const std::vector<int64_t>& sizes, int64_t dim = 0) {
+  const int d = wrap_dim(dim, x.dim(), "split_with_sizes");
+  return ops::detail::narrow_pieces(x, d, ops::detail::split_with_sizes_pieces(x.sizes()[d], sizes, "split_with_sizes", x.sizes()));
+}
+/// `x` split into at most `chunks` views along `dim` (torch.chunk): pieces of
+/// ceil(n / chunks), so fewer than `chunks` pieces when they do not divide evenly (torch.chunk's
+/// rule; `chunk(x[5], 4)` gives sizes 2, 2, 1; a dim of size 0 gives `chunks` empty views). **Errors:** IndexError for `dim` out of range;
+/// ValueError for `chunks` < 1.
+template <class X>
+  requires std::same_as<X, AnyTensor> || requires(const X& x) { x.narrow(0, 0, 0); }
+std::vector<X> chunk(const X& x, int64_t chunks, int64_t dim = 0) {
+  const int d = wrap_dim(dim, x.dim(), "chunk");
+  return ops::detail::narrow_pieces(x, d, ops::detail::chunk_pieces(x.sizes()[d], chunks, "chunk", x.sizes()));
+}
+/// The views `x.select(dim, i)` for every `i` (torch.unbind): `n` tensors of `x`'s shape
+/// without `dim`. **Errors:** IndexError for `dim` out of range or a 0-dim `x`.
+template <class X>
+  requires std::same_as<X, AnyTensor> || requires(const X& x) { x.narrow(0, 0, 0); }
+std::vector<X> unbind(const X& x, int64_t dim = 0) {
+  if (x.dim() == 0) throw IndexError("unbind: a 0-dim tensor has no dim to unbind");
+  const int d = wrap_dim(dim, x.dim(), "unbind");
+  std::vector<X> r;
+  for (int64_t i = 0; i < x.sizes()[d]; ++i) {
+    if constexpr (std::is_same_v<X, AnyTensor>) r.push_back(x.visit([&](const auto& t) { return AnyTensor(t.select(d, i)); }));
+    else r.push_back(x.select(d, i));
+  }
+  return r;
+}
+/// Coordinate grids of 0-dim or 1-D tensors (torch.meshgrid): with sizes `n_1, ..., n_k`,
+/// result `i` is `xs[i]` expanded to `[n_1, ..., n_k]` (`indexing` "ij") or with the first
+/// two dims swapped (`"xy"`, Cartesian: `[n_2, n_1, n_3, ...]`). Results are expanded views
+/// (stride 0) of the inputs, as torch's. **Dtypes:** all eight; all inputs one dtype and one
+/// device. **Errors:** ValueError for no inputs, an input of rank > 1, mixed dtypes or
+/// devices, or another `indexing` (naming the op and the shapes).
+/// **Source:** torch.meshgrid (aten/src/ATen/native/TensorShape.cpp, meshgrid).
+template <class X>
+  requires std::same_as<X, AnyTensor> || requires(const X& x) { x.narrow(0, 0, 0); }
+std::vector<X> meshgrid(const std::vector<X>& xs, std::string_view indexing = "ij") {
+  if (xs.empty()) throw ValueError("meshgrid: expects a non-empty list of tensors");
+  if (indexing != "ij" && indexing != "xy")
+    throw ValueError("meshgrid: indexing must be 'ij' or 'xy', got '" + std::string(indexing) + "'");
+  std::string shapes;
+  for (const X& x : xs) shapes += (shapes.empty() ? "" : ", ") + to_string(x.sizes());
+  Dims grid;
+  for (const X& x : xs) {
+    if (x.dim() > 1) throw ValueError("meshgrid: expects 0-dim or 1-D tensors (shapes " + shapes + ")");
+    if constexpr (std::is_same_v<X, AnyTensor>)
+      if (x.dtype() != xs[0].dtype())
+        throw ValueError("meshgrid: expects all tensors to have the same dtype (shapes " + shapes + ")");
+    if (x.device() != xs[0].device()) throw ValueError("meshgrid: expects all tensors on the same device (shapes " + shapes + ")");
+    grid.push_back(x.numel());
+  }
+  const bool swap = indexing == "xy" && xs.size() >= 2;
+  if (swap) std::swap(grid[0], grid[1]);
+  std::vector<X> r;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    Dims shape = Dims::filled(grid.size(), 1);
+    const size_t at = swap && i < 2 ? 1 - i : i;
+    shape[static_cast<int>(at)] = grid[static_cast<int>(at)];
+    auto one = [&](const auto& t) { return t.reshape(shape).expand(grid); };
+    if constexpr (std::is_same_v<X, AnyTensor>) r.push_back(xs[i].visit([&](const auto& t) { return AnyTensor(one(t)); }));
+    else r.push_back(one(xs[i]));
+  }
+  return r;
 }
 
 }  // namespace torchtpu

@@ -1,0 +1,710 @@
+// torchtpu/ops/conv.hpp — operator library, convolution and pooling family: convolution
+// (aten::_convolution: 1-, 2- and 3-D, grouped, dilated, transposed), conv1d / conv2d / conv3d
+// (integer or 'same' / 'valid' padding), max_pool2d, avg_pool2d, adaptive_avg_pool2d. Each op
+// is one definition (ops/library.hpp) that the typed API, `AnyTensor`, the eager PJRT devices
+// and model graphs all call. Tests: tests/ops/test_conv.cpp (cpu, every floating dtype),
+// tests/device_ops/test_device_conv.cpp (PJRT devices), tests/jit (models).
+//
+// CPU kernels. float32 runs the engine's fast paths: 1-D and 2-D convolutions as one GEMM per
+// group on an im2col buffer (1x1 stride-1 ones read the input directly), depthwise ones and
+// pooling through fuse/window.hpp's vector kernels. float16 and bfloat16 convert to float32,
+// run the same paths and round once. float64, 3-D and transposed convolutions run a direct loop
+// accumulating in float64 (rounded once).
+//
+// Fused epilogue (model graphs). The convolution ops declare `accepts_epilogue` and a second
+// cpu entry `cpu<T>(in, args, out, ep)`: `ep(dest, e)` stores an activation of expression `e`
+// into `dest`, so that a following relu/silu/... is computed inside the GEMM's output pass
+// (jit/library_ops.hpp passes the graph's Epilogue; the plain entry passes `StoreEpilogue`).
+//
+// Optional bias. An absent bias is left out of the operand list on every path (as the
+// normalizations' optional tensors, ops/norm.hpp): `Args::present` bit 0 says it is there.
+//
+// Not in the umbrella header (torchtpu.hpp): include <torchtpu/ops/conv.hpp>.
+#pragma once
+#include <algorithm>    // std::max, std::min
+#include <cmath>        // INFINITY
+#include <cstdint>      // int64_t, int8_t, uint8_t
+#include <span>         // std::span
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <tuple>        // std::tuple, std::tuple_element_t (the builder's parameter types)
+#include <type_traits>  // std::is_same_v, std::remove_cvref_t
+#include <variant>      // std::get_if (string padding)
+#include <vector>       // std::vector
+
+#include "../fuse/window.hpp"  // window2d (pooling, depthwise convolution)
+#include "arith.hpp"           // torchtpu::add (bias in the GEMM's output pass)
+#include "library.hpp"         // TensorMeta, DtypeSet, ops::call, call_typed
+#include "matmul.hpp"          // torchtpu::matmul (the cpu GEMM)
+#include "schema.hpp"          // Arg (string padding)
+
+namespace torchtpu {
+namespace ops {
+
+namespace detail {
+
+/// The builder's parameter types, so that ops/ needs no device/ include.
+template <class R, class C, class... A>
+std::tuple<A...> conv_params_of(R (C::*)(A...));
+/// Parameter `I` of builder method `M`.
+template <auto M, size_t I>
+using conv_param_t = std::remove_cvref_t<std::tuple_element_t<I, decltype(conv_params_of(M))>>;
+
+/// The identity epilogue: stores `e` into `dest`.
+struct StoreEpilogue {
+  static constexpr bool identity = true;  ///< nothing to apply
+  /// `dest = e`.
+  template <class D, class E>
+  void operator()(D dest, const E& e) const { dest.copy_(e); }
+};
+/// True for `StoreEpilogue`.
+template <class Ep>
+inline constexpr bool is_store_epilogue = requires { Ep::identity; };
+
+/// Up to three ints of a list argument as passed (`int[]`): one value (repeated) or one per
+/// spatial dim. Trivially copyable (an op's Args).
+struct ConvInts {
+  int8_t n = 0;                 ///< values given (0: the default)
+  int64_t v[3] = {0, 0, 0};     ///< the values
+};
+
+/// `[a, b]`.
+inline std::string conv_ints_str(const int64_t* v, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+/// `l` as ConvInts. **Errors:** ValueError naming `op` and `what` for more than 3 values.
+inline ConvInts conv_ints(const std::vector<int64_t>& l, std::string_view op, std::string_view what) {
+  if (l.size() > 3)
+    throw ValueError(std::string(op) + ": " + std::string(what) + " has " + std::to_string(l.size()) +
+                     " values (at most 3 spatial dims)");
+  ConvInts r;
+  r.n = static_cast<int8_t>(l.size());
+  for (size_t i = 0; i < l.size(); ++i) r.v[i] = l[i];
+  return r;
+}
+
+/// Arguments of every convolution op.
+struct ConvArgs {
+  ConvInts stride, padding, dilation, output_padding;  ///< as passed
+  int64_t groups = 1;                                  ///< feature groups
+  bool transposed = false;                             ///< a transposed convolution
+  int8_t pad_mode = 0;                                 ///< 0: `padding`, 1: 'valid', 2: 'same'
+  int8_t rank = 0;                                     ///< spatial rank required (conv2d: 2), 0: the weight's
+  uint8_t present = 0;                                 ///< bit 0: bias
+};
+
+/// A convolution's geometry. Spatial sizes sit right-aligned in 3 slots (a 2-D convolution
+/// uses slots 1 and 2; unused slots hold size 1, stride 1, no padding).
+struct ConvGeom {
+  int nsp = 2;                                          ///< spatial rank
+  bool batched = true, transposed = false;              ///< input has a batch dim; transposed
+  int64_t N = 1, C = 1, OC = 1, G = 1, Cg = 1, OCg = 1;  ///< batch, channels in/out, groups, per group
+  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, out[3] = {1, 1, 1};  ///< input, kernel, output sizes
+  int64_t s[3] = {1, 1, 1}, d[3] = {1, 1, 1};            ///< stride, dilation
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};          ///< padding before / after
+  int64_t op[3] = {0, 0, 0};                             ///< output padding (transposed)
+
+  /// The result's shape: `[N, OC, out...]` (or `[OC, out...]` unbatched).
+  Dims out_sizes() const {
+    std::vector<int64_t> r;
+    if (batched) r.push_back(N);
+    r.push_back(OC);
+    for (int j = 3 - nsp; j < 3; ++j) r.push_back(out[j]);
+    return Dims(r.begin(), r.end());
+  }
+};
+
+/// Floor division (`b` > 0).
+constexpr int64_t conv_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/// The geometry of a convolution of `in` (input, weight[, bias]) with `a`, checked as torch
+/// checks it. **Errors:** ValueError naming `op` for operands that do not match `present`,
+/// lists of the wrong length, non-positive stride/dilation/groups, negative padding, 'same'
+/// with a stride; TypeError for a non-floating input or operands of different dtypes;
+/// ShapeError (naming every operand) for ranks, channels, bias or a kernel larger than the
+/// padded input.
+inline ConvGeom conv_geom(std::span<const TensorMeta> in, const ConvArgs& a, std::string_view op) {
+  const bool has_bias = a.present & 1u;
+  const std::string ops = " (operands " + describe(in) + ")";
+  bool ok = in.size() == (has_bias ? 3u : 2u);
+  for (const TensorMeta& m : in) ok = ok && m.defined;
+  if (!ok)
+    throw ValueError(std::string(op) + ": expected the operands input, weight" + (has_bias ? ", bias" : "") +
+                     " (an absent bias is left out)" + ops);
+  const TensorMeta &x = in[0], &w = in[1];
+  if (!is_floating(x.dtype))
+    throw TypeError(std::string(op) + ": expected a floating point input (float16, bfloat16, float32, float64), got " +
+                    std::string(dtype_name(x.dtype)) + ops);
+  for (const TensorMeta& m : in)
+    if (m.dtype != x.dtype)
+      throw TypeError(std::string(op) + ": expected the weight and bias to have the input's dtype " +
+                      std::string(dtype_name(x.dtype)) + ops);
+  auto shape_error = [&](const std::string& why) { return ShapeError(std::string(op) + ": " + why + ops); };
+  if (w.dim() < 3 || w.dim() > 5)
+    throw shape_error("expected a weight of 3, 4 or 5 dims [out_channels, in_channels / groups, kernel...]");
+  ConvGeom g;
+  g.nsp = w.dim() - 2;
+  const int nsp = g.nsp, base = 3 - nsp;
+  if (a.rank && a.rank != nsp)
+    throw shape_error("expected a weight of " + std::to_string(a.rank + 2) + " dims for a " + std::to_string(a.rank) +
+                      "-D convolution");
+  if (x.dim() == w.dim()) g.batched = true;
+  else if (x.dim() == w.dim() - 1) g.batched = false;
+  else
+    throw shape_error("expected a " + std::to_string(nsp + 1) + "-D (unbatched) or " + std::to_string(nsp + 2) +
+                      "-D (batched) input for a " + std::to_string(nsp) + "-D convolution");
+  const int off = g.batched ? 1 : 0;
+  g.N = g.batched ? x.sizes[0] : 1;
+  g.C = x.sizes[off];
+  g.G = a.groups;
+  g.transposed = a.transposed;
+  if (g.G <= 0) throw ValueError(std::string(op) + ": groups must be positive, got " + std::to_string(g.G) + ops);
+  for (int j = 0; j < nsp; ++j) {
+    g.in[base + j] = x.sizes[off + 1 + j];
+    g.k[base + j] = w.sizes[2 + j];
+    if (g.k[base + j] <= 0) throw shape_error("expected positive kernel sizes");
+  }
+  auto expand = [&](const ConvInts& c, int64_t fill, const char* what, int64_t* dst) {
+    if (c.n == 0) {
+      for (int j = 0; j < nsp; ++j) dst[base + j] = fill;
+      return;
+    }
+    if (c.n != 1 && c.n != nsp)
+      throw ValueError(std::string(op) + ": expected " + what + " to have 1 or " + std::to_string(nsp) + " values, got " +
+                       conv_ints_str(c.v, c.n) + ops);
+    for (int j = 0; j < nsp; ++j) dst[base + j] = c.v[c.n == 1 ? 0 : j];
+  };
+  int64_t pad[3] = {0, 0, 0};
+  expand(a.stride, 1, "stride", g.s);
+  expand(a.dilation, 1, "dilation", g.d);
+  expand(a.padding, 0, "padding", pad);
+  if (a.transposed) expand(a.output_padding, 0, "output_padding", g.op);
+  for (int j = base; j < 3; ++j) {
+    if (g.s[j] <= 0 || g.d[j] <= 0)
+      throw ValueError(std::string(op) + ": stride and dilation must be positive, got stride " + conv_ints_str(g.s + base, nsp) +
+                       ", dilation " + conv_ints_str(g.d + base, nsp) + ops);
+    if (pad[j] < 0) throw ValueError(std::string(op) + ": negative padding " + conv_ints_str(pad + base, nsp) + ops);
+    if (a.pad_mode == 2 && g.s[j] != 1)
+      throw ValueError(std::string(op) + ": padding='same' is not supported for strided convolutions" + ops);
+    if (a.pad_mode == 2) {
+      const int64_t total = g.d[j] * (g.k[j] - 1);
+      g.lo[j] = total / 2;
+      g.hi[j] = total - g.lo[j];
+    } else if (a.pad_mode == 0) {
+      g.lo[j] = g.hi[j] = pad[j];
+    }
+    if (a.transposed && (g.op[j] < 0 || (g.op[j] >= g.s[j] && g.op[j] >= g.d[j])))
+      throw ValueError(std::string(op) + ": output padding " + conv_ints_str(g.op + base, nsp) +
+                       " must be smaller than either stride or dilation" + ops);
+  }
+  if (!a.transposed) {
+    g.OC = w.sizes[0];
+    g.Cg = w.sizes[1];
+    if (g.C != g.Cg * g.G)
+      throw shape_error("expected an input of " + std::to_string(g.Cg * g.G) + " channels (weight in_channels " +
+                        std::to_string(g.Cg) + " x groups " + std::to_string(g.G) + "), got " + std::to_string(g.C));
+    if (g.OC % g.G != 0)
+      throw shape_error("expected out_channels " + std::to_string(g.OC) + " to be divisible by groups " + std::to_string(g.G));
+    g.OCg = g.OC / g.G;
+  } else {
+    if (w.sizes[0] != g.C)
+      throw shape_error("expected an input of " + std::to_string(w.sizes[0]) +
+                        " channels (dim 0 of the transposed weight), got " + std::to_string(g.C));
+    if (g.C % g.G != 0)
+      throw shape_error("expected in_channels " + std::to_string(g.C) + " to be divisible by groups " + std::to_string(g.G));
+    g.Cg = g.C / g.G;
+    g.OCg = w.sizes[1];
+    g.OC = g.OCg * g.G;
+  }
+  if (has_bias && (in[2].dim() != 1 || in[2].sizes[0] != g.OC))
+    throw shape_error("expected a bias of " + std::to_string(g.OC) + " elements (out_channels)");
+  for (int j = base; j < 3; ++j) {
+    if (!a.transposed) {
+      const int64_t span = g.in[j] + g.lo[j] + g.hi[j] - g.d[j] * (g.k[j] - 1) - 1;
+      if (span < 0)
+        throw shape_error("the padded input size " + std::to_string(g.in[j] + g.lo[j] + g.hi[j]) + " of spatial dim " +
+                          std::to_string(j - base) + " is smaller than the dilated kernel size " +
+                          std::to_string(g.d[j] * (g.k[j] - 1) + 1));
+      g.out[j] = span / g.s[j] + 1;
+    } else {
+      g.out[j] = (g.in[j] - 1) * g.s[j] - g.lo[j] - g.hi[j] + g.d[j] * (g.k[j] - 1) + g.op[j] + 1;
+      if (g.out[j] < 0) throw shape_error("the output size of spatial dim " + std::to_string(j - base) + " is negative");
+    }
+  }
+  return g;
+}
+
+/// Metadata of cpu tensors of dtype T.
+template <element T>
+std::vector<TensorMeta> conv_metas(std::span<const Tensor<T>> in) {
+  std::vector<TensorMeta> m;
+  for (const Tensor<T>& t : in) m.push_back(TensorMeta{dtype_of<T>(), t.sizes(), Device{}, true});
+  return m;
+}
+
+/// float32 1-D/2-D convolution (not transposed) on the engine's fast paths, `ep` fused into the
+/// GEMM's output pass (applied after the window kernel for depthwise ones). `out` is contiguous.
+template <class Ep>
+void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float>& w, const Tensor<float>* b,
+                 Tensor<float>& out, const Ep& ep) {
+  using FloatTensor = Tensor<float>;
+  const int64_t N = g.N, C = g.C, H = g.in[1], W = g.in[2], OC = g.OC, Cg = g.Cg, KH = g.k[1], KW = g.k[2];
+  const int64_t OH = g.out[1], OW = g.out[2], sh = g.s[1], sw = g.s[2], ph = g.lo[1], pw = g.lo[2];
+  const int64_t dh = g.d[1], dw = g.d[2], groups = g.G, L = OH * OW, OCg = g.OCg, K = Cg * KH * KW;
+  const FloatTensor x = xin.contiguous();
+  const FloatTensor wc = w.contiguous();
+  FloatTensor out4 = out.view(Dims{N, OC, OH, OW});
+  const float* xp = x.data_ptr();
+  if (Cg == 1 && OCg == 1) {
+    // Depthwise: each output channel reads one input channel (fuse/window.hpp).
+    const FloatTensor bc = b ? b->contiguous() : FloatTensor();
+    torchtpu::detail::Window2dArgs a;
+    a.kind = torchtpu::detail::Window2dArgs::Kind::depthwise;
+    a.x = xp;
+    a.out = out4.data_ptr();
+    a.planes = N * OC;
+    a.H = H; a.W = W; a.OH = OH; a.OW = OW;
+    a.kh = KH; a.kw = KW; a.sh = sh; a.sw = sw; a.ph = ph; a.pw = pw; a.dh = dh; a.dw = dw;
+    a.weight = wc.data_ptr();
+    a.bias = b ? bc.data_ptr() : nullptr;
+    a.planes_per_item = OC;
+    torchtpu::detail::window2d(a);
+    if constexpr (!is_store_epilogue<Ep>) ep(out, out);
+    return;
+  }
+  const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && g.hi[1] == 0 && g.hi[2] == 0;
+  FloatTensor cols = direct ? FloatTensor() : FloatTensor::empty(Dims{K, L});
+  const FloatTensor w2 = wc.view(Dims{OC, K});
+  FloatTensor bias2;
+  if (b) bias2 = b->contiguous().view(Dims{OC, 1});
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      FloatTensor src;
+      if (direct) {
+        src = x.view(Dims{N, C, H * W}).select(0, n).narrow(0, gi * Cg, Cg);
+      } else {
+        float* cp = cols.data_ptr();
+        for (int64_t c = 0; c < Cg; ++c) {
+          const float* xc = xp + (n * C + gi * Cg + c) * H * W;
+          for (int64_t i = 0; i < KH; ++i)
+            for (int64_t j = 0; j < KW; ++j) {
+              float* row = cp + ((c * KH + i) * KW + j) * L;
+              for (int64_t oh = 0; oh < OH; ++oh) {
+                const int64_t ih = oh * sh - ph + i * dh;
+                float* r = row + oh * OW;
+                if (ih < 0 || ih >= H) {
+                  for (int64_t ow = 0; ow < OW; ++ow) r[ow] = 0.0f;
+                  continue;
+                }
+                const float* xr = xc + ih * W;
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                  const int64_t iw = ow * sw - pw + j * dw;
+                  r[ow] = (iw >= 0 && iw < W) ? xr[iw] : 0.0f;
+                }
+              }
+            }
+        }
+        src = cols;
+      }
+      const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg).view(Dims{OCg, L});
+      const FloatTensor wg = w2.narrow(0, gi * OCg, OCg);
+      if (b) ep(dest, torchtpu::add(torchtpu::matmul(wg, src), bias2.narrow(0, gi * OCg, OCg)));
+      else ep(dest, torchtpu::matmul(wg, src));
+    }
+  }
+}
+
+/// Any convolution (1-3 spatial dims, grouped, dilated, transposed) by direct loops,
+/// accumulating in float64 and rounding once. Contiguous operands; `bias` may be null.
+template <element T>
+void conv_direct(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y) {
+  const int64_t I1 = g.in[1], I2 = g.in[2], O1 = g.out[1], O2 = g.out[2], K1 = g.k[1], K2 = g.k[2];
+  const int64_t isz = g.in[0] * I1 * I2, osz = g.out[0] * O1 * O2, ksz = g.k[0] * K1 * K2;
+  std::vector<double> acc(static_cast<size_t>(osz));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t oc = 0; oc < g.OC; ++oc) {
+      const int64_t gi = oc / g.OCg;
+      std::fill(acc.begin(), acc.end(), bias ? static_cast<double>(bias[oc]) : 0.0);
+      for (int64_t c = 0; c < g.Cg; ++c) {
+        const int64_t ci = gi * g.Cg + c;
+        const T* xc = x + (n * g.C + ci) * isz;
+        // weight [OC, Cg, k...], or [C, OCg, k...] when transposed
+        const T* wc = w + (g.transposed ? ci * g.OCg + oc % g.OCg : oc * g.Cg + c) * ksz;
+        for (int64_t k0 = 0; k0 < g.k[0]; ++k0)
+          for (int64_t k1 = 0; k1 < K1; ++k1)
+            for (int64_t k2 = 0; k2 < K2; ++k2) {
+              const double wv = static_cast<double>(wc[(k0 * K1 + k1) * K2 + k2]);
+              if (!g.transposed) {  // out[o] += x[o * s - lo + k * d] * w[k]
+                for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+                  const int64_t i0 = o0 * g.s[0] - g.lo[0] + k0 * g.d[0];
+                  if (i0 < 0 || i0 >= g.in[0]) continue;
+                  for (int64_t o1 = 0; o1 < O1; ++o1) {
+                    const int64_t i1 = o1 * g.s[1] - g.lo[1] + k1 * g.d[1];
+                    if (i1 < 0 || i1 >= I1) continue;
+                    for (int64_t o2 = 0; o2 < O2; ++o2) {
+                      const int64_t i2 = o2 * g.s[2] - g.lo[2] + k2 * g.d[2];
+                      if (i2 < 0 || i2 >= I2) continue;
+                      acc[size_t((o0 * O1 + o1) * O2 + o2)] += static_cast<double>(xc[(i0 * I1 + i1) * I2 + i2]) * wv;
+                    }
+                  }
+                }
+              } else {  // out[i * s - lo + k * d] += x[i] * w[k]
+                for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
+                  const int64_t o0 = i0 * g.s[0] - g.lo[0] + k0 * g.d[0];
+                  if (o0 < 0 || o0 >= g.out[0]) continue;
+                  for (int64_t i1 = 0; i1 < I1; ++i1) {
+                    const int64_t o1 = i1 * g.s[1] - g.lo[1] + k1 * g.d[1];
+                    if (o1 < 0 || o1 >= O1) continue;
+                    for (int64_t i2 = 0; i2 < I2; ++i2) {
+                      const int64_t o2 = i2 * g.s[2] - g.lo[2] + k2 * g.d[2];
+                      if (o2 < 0 || o2 >= O2) continue;
+                      acc[size_t((o0 * O1 + o1) * O2 + o2)] += static_cast<double>(xc[(i0 * I1 + i1) * I2 + i2]) * wv;
+                    }
+                  }
+                }
+              }
+            }
+      }
+      T* yo = y + (n * g.OC + oc) * osz;
+      for (int64_t i = 0; i < osz; ++i) yo[i] = convert<T>(acc[size_t(i)]);
+    }
+}
+
+/// The cpu kernel of every convolution op (see the file's header), `ep` applied to the result.
+template <element T, class Ep>
+void conv_cpu(std::span<const Tensor<T>> in, const ConvArgs& a, std::string_view op, Tensor<T>& out, const Ep& ep) {
+  const std::vector<TensorMeta> metas = conv_metas<T>(in);
+  const ConvGeom g = conv_geom(metas, a, op);
+  if (out.numel() == 0) return;
+  const bool has_bias = a.present & 1u;
+  if constexpr (!std::is_same_v<T, double>) {
+    if (!g.transposed && g.nsp <= 2) {
+      if constexpr (std::is_same_v<T, float>) {
+        conv2d_fast(g, in[0], in[1], has_bias ? &in[2] : nullptr, out, ep);
+      } else {  // float16, bfloat16: the float32 path, rounded once
+        std::vector<Tensor<float>> f;
+        for (const Tensor<T>& t : in) f.push_back(Tensor<float>(t.template to<float>()));
+        Tensor<float> r = Tensor<float>::empty(out.sizes());
+        conv2d_fast(g, f[0], f[1], has_bias ? &f[2] : nullptr, r, StoreEpilogue{});
+        out.copy_(r.template to<T>());
+        if constexpr (!is_store_epilogue<Ep>) ep(out, out);
+      }
+      return;
+    }
+  }
+  const Tensor<T> x = in[0].contiguous(), w = in[1].contiguous();
+  const Tensor<T> b = has_bias ? in[2].contiguous() : Tensor<T>();
+  conv_direct<T>(g, x.data_ptr(), w.data_ptr(), has_bias ? b.data_ptr() : nullptr, out.data_ptr());
+  if constexpr (!is_store_epilogue<Ep>) ep(out, out);
+}
+
+/// The lowering of every convolution op: stablehlo.convolution (NCHW / OIHW), in float32 for
+/// 16-bit types (float64 for float64) at HIGHEST precision, then the bias broadcast along the
+/// channels. Transposed: the kernel's in/out channels swapped per group and its window
+/// reversed, the input dilated by the stride (lhs_dilation) and padded by `d * (k - 1) - p`
+/// (plus output_padding after).
+template <class B, class V>
+V conv_lower(B& b, std::span<const V> in, const ConvArgs& a, std::string_view op) {
+  using Options = conv_param_t<&B::convolution, 2>;
+  std::vector<TensorMeta> metas;
+  for (const V& v : in) metas.push_back(TensorMeta{v.dtype, Dims(v.dims.begin(), v.dims.end()), Device{}, true});
+  const ConvGeom g = conv_geom(metas, a, op);
+  const ScalarType t = in[0].dtype, ct = t == ScalarType::Double ? t : ScalarType::Float;
+  auto cvt = [&](const V& v) { return v.dtype == ct ? v : b.convert(v, ct); };
+  const int nsp = g.nsp, base = 3 - nsp;
+  V x = cvt(in[0]), w = cvt(in[1]);
+  if (!g.batched) {
+    std::vector<int64_t> d{1};
+    d.insert(d.end(), x.dims.begin(), x.dims.end());
+    x = b.reshape(x, d);
+  }
+  Options o;
+  o.feature_group_count = g.G;
+  o.precision = decltype(o.precision)::Highest;
+  for (int j = base; j < 3; ++j) o.rhs_dilation.push_back(g.d[j]);
+  if (!g.transposed) {
+    for (int j = base; j < 3; ++j) {
+      o.window_strides.push_back(g.s[j]);
+      o.padding.push_back({g.lo[j], g.hi[j]});
+    }
+  } else {
+    // [C, OCg, k...] -> [G, Cg, OCg, k...] -> [G, OCg, Cg, k...] -> [OC, Cg, k...], window reversed
+    std::vector<int64_t> split{g.G, g.Cg, g.OCg}, perm{0, 2, 1}, merged{g.OC, g.Cg}, spatial;
+    for (int j = 0; j < nsp; ++j) {
+      split.push_back(g.k[base + j]);
+      perm.push_back(3 + j);
+      merged.push_back(g.k[base + j]);
+      spatial.push_back(2 + j);
+    }
+    w = b.reverse(b.reshape(b.transpose(b.reshape(w, split), perm), merged), spatial);
+    for (int j = base; j < 3; ++j) {
+      const int64_t e = g.d[j] * (g.k[j] - 1);
+      o.window_strides.push_back(1);
+      o.lhs_dilation.push_back(g.s[j]);
+      o.padding.push_back({e - g.lo[j], e - g.hi[j] + g.op[j]});
+    }
+  }
+  V y = b.convolution(x, w, o);
+  if (a.present & 1u) y = b.add(y, b.broadcast_in_dim(cvt(in[2]), y.dims, {1}));
+  if (!g.batched) y = b.reshape(y, std::vector<int64_t>(y.dims.begin() + 1, y.dims.end()));
+  return ct == t ? y : b.convert(y, t);
+}
+
+/// Convolution arguments from a model node or a run-time call: `padding` may be a string
+/// ('valid', 'same'; aten::conv2d.padding). **Errors:** ValueError for another string.
+template <class R>
+ConvArgs conv_args(const R& r, std::string_view op, bool full, int8_t rank) {
+  ConvArgs a;
+  a.rank = rank;
+  a.stride = conv_ints(r.to_ints("stride"), op, "stride");
+  if (const auto* s = std::get_if<std::string>(&r.get("padding"))) {
+    if (*s == "valid") a.pad_mode = 1;
+    else if (*s == "same") a.pad_mode = 2;
+    else throw ValueError(std::string(op) + ": invalid padding string '" + *s + "', should be one of {'valid', 'same'}");
+  } else {
+    a.padding = conv_ints(r.to_ints("padding"), op, "padding");
+  }
+  a.dilation = conv_ints(r.to_ints("dilation"), op, "dilation");
+  a.groups = r.to_int("groups");
+  if (full) {
+    a.transposed = r.to_bool("transposed");
+    a.output_padding = conv_ints(r.to_ints("output_padding"), op, "output_padding");
+  }
+  a.present = r.is_none("bias") ? 0 : 1;
+  return a;
+}
+
+/// The operands: input, weight and the bias when present.
+template <class R>
+std::vector<AnyTensor> conv_tensors(const R& r) {
+  std::vector<AnyTensor> t;
+  for (AnyTensor& x : r.tensors())
+    if (x.defined()) t.push_back(std::move(x));
+  return t;
+}
+
+/// The members every convolution op shares (names and schema are the op's own).
+template <class Self>
+struct ConvBase {
+  /// The dtypes libtorch allows (torch 2's cpu; torch 1.13's lacks float16).
+  static constexpr DtypeSet dtypes = DtypeSet::floating();
+  /// A following activation fuses into the cpu kernel (jit/library_ops.hpp).
+  static constexpr bool accepts_epilogue = true;
+  /// Non-tensor arguments.
+  using Args = ConvArgs;
+  /// The present operands (an absent bias left out).
+  template <class R>
+  static std::vector<AnyTensor> tensors(const R& r) { return conv_tensors(r); }
+  /// Dtype and shape rule (detail::conv_geom).
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    return TensorMeta{in[0].dtype, conv_geom(in, a, Self::aten).out_sizes(), Device{}, true};
+  }
+  /// CPU kernel with a fused epilogue `ep(dest, e)` (see the file's header).
+  template <element T, class Ep>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out, const Ep& ep) {
+    conv_cpu<T>(in, a, Self::aten, out, ep);
+  }
+  /// CPU kernel.
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    conv_cpu<T>(in, a, Self::aten, out, StoreEpilogue{});
+  }
+  /// StableHLO (detail::conv_lower).
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims&) {
+    return conv_lower(b, in, a, Self::aten);
+  }
+};
+
+}  // namespace detail
+
+/// Convolution as traced models hold it (torch.nn.functional.conv1d/2d/3d and
+/// conv_transpose1d/2d/3d all trace to aten::_convolution): cross-correlation of `input` with
+/// `weight`, plus `bias`.
+///
+/// **Shapes:** `input: [N, C, S...]` or unbatched `[C, S...]` (1-3 spatial dims S),
+/// `weight: [OC, C / groups, K...]` (transposed: `[C, OC / groups, K...]`), `bias: [OC]`
+/// (optional) → `[N, OC, O...]` with `O = (S + 2p - d (K - 1) - 1) / s + 1` (transposed:
+/// `(S - 1) s - 2p + d (K - 1) + output_padding + 1`). `stride`, `padding`, `dilation`,
+/// `output_padding`: one value or one per spatial dim.
+/// **Dtypes:** float16, bfloat16, float32, float64; all operands of the input's dtype. 16-bit
+/// types compute in float32 and round once; float64 in float64.
+/// **Errors:** TypeError for a non-floating input or mixed dtypes; ShapeError for ranks,
+/// channels or bias that do not fit, or a kernel larger than the padded input; ValueError for
+/// non-positive stride, dilation or groups, negative padding, output_padding not below stride
+/// or dilation (every message names the op and the operands).
+/// **Source:** at::_convolution (aten/src/ATen/native/Convolution.cpp; shape checks
+/// check_shape_forward). `benchmark`, `deterministic`, `cudnn_enabled`, `allow_tf32` have no effect.
+/// **Example:** tests/ops/test_conv.cpp, block `conv2d`.
+struct ConvolutionOp : detail::ConvBase<ConvolutionOp> {
+  ///@{
+  /// Names and schema (torch 1.13; `allow_tf32` defaulted so that the 12-argument
+  /// `_convolution.deprecated` reads too).
+  static constexpr std::string_view name = "convolution", aten = "aten::_convolution";
+  static constexpr std::string_view schema =
+      "aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+      "bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
+      "bool allow_tf32=True) -> Tensor";
+  ///@}
+  /// The typed function that reaches it (besides model graphs and `ops::call_by_name`).
+  static constexpr std::string_view api = "conv_transpose2d";
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_args(r, aten, true, 0); }
+};
+
+/// 1-D convolution (torch.nn.functional.conv1d): as ConvolutionOp with a 3-D weight; `padding`
+/// may be 'valid' or 'same' (stride 1; the extra element of an odd total padding goes after).
+struct Conv1dOp : detail::ConvBase<Conv1dOp> {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "conv1d", aten = "aten::conv1d";
+  static constexpr std::string_view schema =
+      "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, "
+      "int[1] dilation=1, int groups=1) -> Tensor";
+  ///@}
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_args(r, aten, false, 1); }
+};
+
+/// 2-D convolution (torch.nn.functional.conv2d): as ConvolutionOp with a 4-D weight; `padding`
+/// may be 'valid' or 'same' (aten::conv2d.padding). **Example:** tests/ops/test_conv.cpp, block `conv2d`.
+struct Conv2dOp : detail::ConvBase<Conv2dOp> {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "conv2d", aten = "aten::conv2d";
+  static constexpr std::string_view schema =
+      "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
+      "int[2] dilation=1, int groups=1) -> Tensor";
+  ///@}
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_args(r, aten, false, 2); }
+};
+
+/// 3-D convolution (torch.nn.functional.conv3d): as ConvolutionOp with a 5-D weight (the
+/// direct float64-accumulating loop on the cpu).
+struct Conv3dOp : detail::ConvBase<Conv3dOp> {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "conv3d", aten = "aten::conv3d";
+  static constexpr std::string_view schema =
+      "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, "
+      "int[3] dilation=1, int groups=1) -> Tensor";
+  ///@}
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_args(r, aten, false, 3); }
+};
+
+namespace detail {
+/// Runs convolution op `Op` on `x`, `w` and `b` (undefined: no bias), typed (`T`) or run-time
+/// typed (`AnyTensor`).
+template <class Op, class X>
+X conv_call(const X& x, const X& w, const X& b, ConvArgs a) {
+  std::vector<X> in{x, w};
+  a.present = 0;
+  if (b.defined()) {
+    in.push_back(b);
+    a.present = 1;
+  }
+  if constexpr (std::is_same_v<X, AnyTensor>) return call<Op>(std::span<const AnyTensor>(in), a);
+  else return call_typed<Op, typename X::value_type>(std::span<const X>(in), a);
+}
+/// The arguments of the front-end functions. **Errors:** ValueError for lists of more than 3 values.
+inline ConvArgs conv_front(std::string_view op, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                           const std::vector<int64_t>& dilation, int64_t groups, int8_t rank, bool transposed = false,
+                           const std::vector<int64_t>& output_padding = {}) {
+  ConvArgs a;
+  a.stride = conv_ints(stride, op, "stride");
+  a.padding = conv_ints(padding, op, "padding");
+  a.dilation = conv_ints(dilation, op, "dilation");
+  a.output_padding = conv_ints(output_padding, op, "output_padding");
+  a.groups = groups;
+  a.rank = rank;
+  a.transposed = transposed;
+  return a;
+}
+}  // namespace detail
+
+}  // namespace ops
+
+// The front-end functions (torch.nn.functional's argument order; `bias` undefined: none;
+// list arguments: one value or one per spatial dim). See ops::ConvolutionOp for shapes,
+// dtypes and errors.
+
+/// 1-D convolution of `x: [N, C, L]` (or `[C, L]`) with `weight: [OC, C / groups, K]`.
+template <element T, int Rank>
+Tensor<T> conv1d(const Tensor<T, Rank>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                 const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& padding = {0},
+                 const std::vector<int64_t>& dilation = {1}, int64_t groups = 1) {
+  return ops::detail::conv_call<ops::Conv1dOp>(Tensor<T>(x), weight, bias,
+                                               ops::detail::conv_front("aten::conv1d", stride, padding, dilation, groups, 1));
+}
+/// Run-time typed `conv1d`.
+template <std::same_as<AnyTensor> A>
+A conv1d(const A& x, const A& weight, const A& bias = {}, const std::vector<int64_t>& stride = {1},
+         const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1}, int64_t groups = 1) {
+  return ops::detail::conv_call<ops::Conv1dOp>(x, weight, bias,
+                                               ops::detail::conv_front("aten::conv1d", stride, padding, dilation, groups, 1));
+}
+
+/// 2-D convolution of `x: [N, C, H, W]` (or `[C, H, W]`) with `weight: [OC, C / groups, KH, KW]`.
+/// **Example:** tests/ops/test_conv.cpp, block `conv2d`.
+template <element T, int Rank>
+Tensor<T> conv2d(const Tensor<T, Rank>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                 const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& padding = {0},
+                 const std::vector<int64_t>& dilation = {1}, int64_t groups = 1) {
+  return ops::detail::conv_call<ops::Conv2dOp>(Tensor<T>(x), weight, bias,
+                                               ops::detail::conv_front("aten::conv2d", stride, padding, dilation, groups, 2));
+}
+/// Run-time typed `conv2d`.
+template <std::same_as<AnyTensor> A>
+A conv2d(const A& x, const A& weight, const A& bias = {}, const std::vector<int64_t>& stride = {1},
+         const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1}, int64_t groups = 1) {
+  return ops::detail::conv_call<ops::Conv2dOp>(x, weight, bias,
+                                               ops::detail::conv_front("aten::conv2d", stride, padding, dilation, groups, 2));
+}
+
+/// 3-D convolution of `x: [N, C, D, H, W]` (or unbatched) with `weight: [OC, C / groups, KD, KH, KW]`.
+template <element T, int Rank>
+Tensor<T> conv3d(const Tensor<T, Rank>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                 const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& padding = {0},
+                 const std::vector<int64_t>& dilation = {1}, int64_t groups = 1) {
+  return ops::detail::conv_call<ops::Conv3dOp>(Tensor<T>(x), weight, bias,
+                                               ops::detail::conv_front("aten::conv3d", stride, padding, dilation, groups, 3));
+}
+/// Run-time typed `conv3d`.
+template <std::same_as<AnyTensor> A>
+A conv3d(const A& x, const A& weight, const A& bias = {}, const std::vector<int64_t>& stride = {1},
+         const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1}, int64_t groups = 1) {
+  return ops::detail::conv_call<ops::Conv3dOp>(x, weight, bias,
+                                               ops::detail::conv_front("aten::conv3d", stride, padding, dilation, groups, 3));
+}
+
+/// 2-D transposed convolution (torch.nn.functional.conv_transpose2d's argument order) of
+/// `x: [N, C, H, W]` with `weight: [C, OC / groups, KH, KW]`.
+template <element T, int Rank>
+Tensor<T> conv_transpose2d(const Tensor<T, Rank>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                           const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& padding = {0},
+                           const std::vector<int64_t>& output_padding = {0}, int64_t groups = 1,
+                           const std::vector<int64_t>& dilation = {1}) {
+  return ops::detail::conv_call<ops::ConvolutionOp>(
+      Tensor<T>(x), weight, bias,
+      ops::detail::conv_front("aten::_convolution", stride, padding, dilation, groups, 2, true, output_padding));
+}
+/// Run-time typed `conv_transpose2d`.
+template <std::same_as<AnyTensor> A>
+A conv_transpose2d(const A& x, const A& weight, const A& bias = {}, const std::vector<int64_t>& stride = {1},
+                   const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& output_padding = {0},
+                   int64_t groups = 1, const std::vector<int64_t>& dilation = {1}) {
+  return ops::detail::conv_call<ops::ConvolutionOp>(
+      x, weight, bias,
+      ops::detail::conv_front("aten::_convolution", stride, padding, dilation, groups, 2, true, output_padding));
+}
+
+}  // namespace torchtpu

@@ -564,13 +564,14 @@ class Builder {
                       std::vector<int64_t> strides = {},
                       std::vector<std::pair<int64_t, int64_t>> padding = {});
 
-  /// N-d convolution (cross-correlation, as in PyTorch): NCHW input, OIHW kernel by default.
   /// `stablehlo.sort` of `operands` (same shape) along `dim`, stable, ordered by the first
   /// operand in torch's order: ascending (`descending` false) with NaN after every number, or
   /// descending with NaN first (torch.sort's order, aten/src/ATen/native/cpu/SortingKernel.cpp);
   /// the other operands are permuted alike (indices riding along). Returns the sorted operands.
   /// **Errors:** ShapeError for operands of different shapes or `dim` out of range.
   std::vector<Value> sort(const std::vector<Value>& operands, int64_t dim, bool descending);
+
+  /// N-d convolution (cross-correlation, as in PyTorch): NCHW input, OIHW kernel by default.
   Value convolution(const Value& lhs, const Value& rhs, const ConvOptions& opt = {});
 
   /// Adds a run-time check to the program: where `failed` (bool, any shape) is true anywhere,

@@ -905,8 +905,12 @@ struct NanToNumOp {
   static constexpr DtypeSet dtypes = DtypeSet::all();
   /// Non-tensor arguments.
   struct Args {
-    bool has_nan = false, has_posinf = false, has_neginf = false;  ///< which values are given
-    double nan = 0, posinf = 0, neginf = 0;                        ///< the given values
+    bool has_nan = false;     ///< `nan` given
+    bool has_posinf = false;  ///< `posinf` given
+    bool has_neginf = false;  ///< `neginf` given
+    double nan = 0;           ///< the replacement of NaN (when given)
+    double posinf = 0;        ///< the replacement of +inf (when given)
+    double neginf = 0;        ///< the replacement of -inf (when given)
   };
   /// Arguments from a model node or a run-time call.
   template <class R>

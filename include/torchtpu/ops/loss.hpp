@@ -83,7 +83,9 @@ class PhiloxGenerator {
  public:
   /// A stream with seed `seed`, at offset 0.
   explicit PhiloxGenerator(uint64_t seed = 67280421310721ull) : seed_(seed) {}
+  /// A copy: the same seed, at `o`'s offset (the copy then draws independently).
   PhiloxGenerator(const PhiloxGenerator& o) : seed_(o.seed_), offset_(o.offset_.load()) {}
+  /// Assigns `o`'s seed and offset.
   PhiloxGenerator& operator=(const PhiloxGenerator& o) {
     seed_ = o.seed_;
     offset_ = o.offset_.load();

@@ -11,6 +11,7 @@
 #include <torchtpu/device.hpp>  // Tensor, Device, the device runtime, ...
 
 #include "../test_backend.hpp"  // test_device, on_emulator
+#include "../tolerance.hpp"     // per_dtype
 
 namespace tt = torchtpu;
 
@@ -60,16 +61,6 @@ tt::Tensor<T> input(const tt::Dims& shape, uint64_t seed, double lo = -2.0, doub
   return tt::Tensor<T>(test_input(shape, seed, lo, hi).template to<T>());
 }
 
-/// A per-dtype constant (a tolerance): `d` for float64, `f` float32, `h` float16, `b` bfloat16,
-/// `i` for the integer and bool dtypes.
-template <class T>
-constexpr double per_dtype(double d, double f, double h, double b, double i = 0) {
-  if constexpr (std::is_same_v<T, double>) return d;
-  else if constexpr (std::is_same_v<T, float>) return f;
-  else if constexpr (std::is_same_v<T, tt::half>) return h;
-  else if constexpr (std::is_same_v<T, tt::bfloat16>) return b;
-  else return i;
-}
 
 // The PJRT device under test (tests/test_backend.hpp): the TPU emulator, XLA's CPU plugin
 // (TORCHTPU_TEST_BACKEND=xla_cpu) or $TORCHTPU_TEST_DEVICE (tools/device_check.sh sets "cuda").

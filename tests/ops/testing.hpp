@@ -11,6 +11,8 @@
 #include <catch2/catch.hpp>        // Catch2 v2
 #include <torchtpu/torchtpu.hpp>   // the library
 
+#include "../tolerance.hpp"  // per_dtype
+
 /// A reference result: shape, row-major values (as double) and the torch dtype name.
 struct Fx {
   std::vector<int64_t> shape;
@@ -126,15 +128,7 @@ torchtpu::Tensor<T> input(const torchtpu::Dims& s, uint64_t seed, double lo = -2
   return torchtpu::Tensor<T>(torchtpu::Tensor<float>(u * float(hi - lo) + float(lo)).template to<T>());
 }
 
-/// A per-dtype constant (a tolerance): `d` for float64, `f` float32, `h` float16, `b` bfloat16,
-/// `i` for the integer and bool dtypes.
-template <class T>
-constexpr double per_dtype(double d, double f, double h, double b, double i = 0) {
-  if constexpr (std::is_same_v<T, double>) return d;
-  else if constexpr (std::is_same_v<T, float>) return f;
-  else if constexpr (std::is_same_v<T, torchtpu::half>) return h;
-  else if constexpr (std::is_same_v<T, torchtpu::bfloat16>) return b;
-  else return i;
-}
+/// `per_dtype` (tests/tolerance.hpp), for `using optest::per_dtype;`.
+using ::per_dtype;
 
 }  // namespace optest

@@ -27,6 +27,21 @@ std::string dtypes_text(torchtpu::ops::DtypeSet s) {
   return s.str();
 }
 
+/// The dtypes column: the result dtypes, preceded by `self`'s when the op declares them apart
+/// (`self_dtypes`: argsort's `all → int64`).
+template <class Op>
+std::string dtypes_of() {
+  if constexpr (requires { Op::self_dtypes; }) return dtypes_text(Op::self_dtypes) + " → " + dtypes_text(Op::dtypes);
+  else return dtypes_text(Op::dtypes);
+}
+
+/// True for an op no PJRT device runs (`static constexpr bool cpu_only = true;`: nonzero).
+template <class Op>
+constexpr bool cpu_only() {
+  if constexpr (requires { Op::cpu_only; }) return Op::cpu_only;
+  else return false;
+}
+
 std::string table() {
   std::string t;
   t += std::string(kBegin) + "\n\n";
@@ -37,7 +52,7 @@ std::string table() {
     std::string api(Op::name);
     if constexpr (requires { Op::api; }) api = std::string(Op::api);
     t += "| " + std::string(Op::name) + " | " + (api.empty() ? std::string("(by aten name)") : "`torchtpu::" + api + "`") + " | `" + std::string(Op::schema) +
-         "` | " + dtypes_text(Op::dtypes) + " | ✅ | 🟧 |\n";
+         "` | " + dtypes_of<Op>() + " | ✅ | " + (cpu_only<Op>() ? "❌ (data-dependent shape)" : "🟧") + " |\n";
   });
   t += "\n" + std::string(kEnd);
   return t;

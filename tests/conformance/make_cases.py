@@ -20,7 +20,8 @@ Manifest line (space-separated tokens; lines starting with '#' are comments):
   RTOL,ATOL  |got - want| <= ATOL + RTOL*|want| (floating results); 0,0 means exact
            (bit for bit, -0.0 and NaN included) and is the rule for integer/bool results
   ARG      none | b:0 | b:1 | i:INT | f:FLOAT | s:STR | il:INT,INT,... | fl:FLOAT,...
-           | t:TENSOR | tl:TENSOR;TENSOR;...   (il:, fl:, tl: alone are empty lists)
+           | t:TENSOR | tl:TENSOR;TENSOR;...   (il:, fl:, tl: alone are empty lists; a
+           `none` element of tl: is None, as a Tensor?[] holds)
   TENSOR   FILE:DTYPE:VIEW, FILE relative to the manifest; VIEW is
              -  the array as stored
              t  stored transposed: the operand is the stored array with its last two dims
@@ -1041,6 +1042,199 @@ SPECS += [
 ]
 
 
+# max pooling with indices, the 1-D poolings and the transposed convolutions (ops/pool.hpp,
+# ops/pool_indices.hpp, ops/conv.hpp). float16/bfloat16 references as f32_ref (max pooling is
+# exact either way). Only floating inputs: torch 1.13's cpu has no integer max pooling (torch
+# 2's has; tests/ops/test_pool.cpp checks torchtpu's). Max pooling operands keep the specials
+# (NaN: the index of the last NaN in the window; infinities; -0.0).
+def f32_ref_values(op):
+    """f32_ref for an op with (values, indices) results: the values rounded once."""
+    def f(*args):
+        if args[0].dtype in (torch.float16, torch.bfloat16):
+            conv = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
+            v, i = op(*conv)
+            return v.to(args[0].dtype), i
+        return op(*args)
+    return f
+
+
+def max_pool1d_cases(g):
+    for d in FLOATING:
+        for shape, k, s, p, dl, ceil in [((1, 2, 9), [2], [], [0], [1], False), ((2, 3, 10), [3], [2], [1], [1], True),
+                                         ((1, 2, 11), [3], [1], [1], [2], True), ((3, 7), [2], [3], [1], [1], True)]:
+            yield Case(g.t(shape, d, '?'), k, s, p, dl, ceil)
+        yield Case(g.t((1, 2, 5), d), [3], [1], [2], [1], False, error=True)  # padding over half the kernel
+        yield Case(g.t((1, 2, 5, 5), d), [2], [], [0], [1], False, error=True)  # rank
+
+
+def avg_pool1d_cases(g):
+    for d in FLOATING:
+        for shape, k, s, p, ceil, cip in [((1, 2, 9), [2], [], [0], False, True), ((2, 3, 10), [3], [2], [1], True, False),
+                                          ((1, 2, 11), [4], [3], [2], True, True), ((3, 7), [3], [1], [1], False, False)]:
+            yield Case(g.t(shape, d, '?', specials=False), k, s, p, ceil, cip)
+        yield Case(g.t((1, 2, 5), d), [3], [1], [2], False, True, error=True)
+
+
+def adaptive_pool1d_cases(specials):
+    def cases(g):
+        for d in FLOATING:
+            for shape, o in [((1, 2, 9), [4]), ((2, 1, 7), [7]), ((3, 5), [2]), ((1, 2, 4), [6])]:
+                yield Case(g.t(shape, d, '?', specials=specials), o)
+            yield Case(g.t((1, 2, 0), d), [2], error=True)
+    return cases
+
+
+def adaptive_max_pool2d_cases(g):
+    for d in FLOATING:
+        for shape, o in [((1, 2, 6, 8), [3, 4]), ((2, 1, 7, 5), [3, 2]), ((2, 5, 5), [1, 1]), ((1, 2, 4, 4), [5, 6])]:
+            yield Case(g.t(shape, d, '?'), o)
+        yield Case(g.t((1, 2, 0, 4), d), [2, 2], error=True)
+
+
+def conv_transpose_cases(nsp):
+    # input, weight, bias?, stride, padding, output_padding, groups, dilation
+    configs = {1: [((1, 4, 5), (4, 3, 3), True, [2], [1], [1], 2, [1]), ((2, 2, 6), (2, 3, 2), False, [1], [0], [0], 1, [2]),
+                   ((3, 5), (3, 2, 3), True, [3], [1], [2], 1, [1])],  # unbatched
+               2: [((1, 2, 3, 4), (2, 2, 3, 2), True, [2, 1], [1, 0], [1, 0], 1, [1, 1]),
+                   ((2, 4, 3, 3), (4, 1, 2, 2), False, [1, 2], [0, 1], [0, 1], 2, [2, 1])],
+               3: [((1, 2, 2, 3, 2), (2, 2, 2, 2, 2), False, [2, 1, 1], [0, 1, 0], [1, 0, 0], 1, [1, 1, 1]),
+                   ((2, 3, 3, 2), (2, 1, 2, 1, 2), True, [1, 1, 1], [0, 0, 0], [0, 0, 0], 1, [1, 1, 1])]}[nsp]  # unbatched
+
+    def cases(g):
+        for d in FLOATING:
+            for xs, ws, bias, s, p, op, gr, dl in configs:
+                b = g.t((ws[1] * gr,), d, lo=-1, hi=1, specials=False) if bias else None
+                yield Case(g.t(xs, d, '?', lo=-1, hi=1, specials=False), g.t(ws, d, lo=-1, hi=1, specials=False), b, s, p, op, gr, dl)
+            xs, ws = configs[0][0], configs[0][1]
+            bad = (ws[0] + 1,) + tuple(ws[1:])  # dim 0 of the weight is not the input's channels
+            yield Case(g.t(xs, d), g.t(bad, d), None, [1] * nsp, [0] * nsp, [0] * nsp, 1, [1] * nsp, error=True)
+    return cases
+
+
+SPECS += [
+    Spec('aten::max_pool2d_with_indices', 'default', max_pool2d_cases,
+         fn=f32_ref_values(torch.ops.aten.max_pool2d_with_indices.default), device=4),
+    Spec('aten::max_pool1d', 'default', max_pool1d_cases, fn=f32_ref(torch.ops.aten.max_pool1d.default), device=2),
+    Spec('aten::max_pool1d_with_indices', 'default', max_pool1d_cases,
+         fn=f32_ref_values(torch.ops.aten.max_pool1d_with_indices.default), device=3),
+    Spec('aten::avg_pool1d', 'default', avg_pool1d_cases, exact=False, fn=f32_ref(torch.ops.aten.avg_pool1d.default), device=2),
+    Spec('aten::adaptive_avg_pool1d', 'default', adaptive_pool1d_cases(False), exact=False,
+         fn=f32_ref(torch.ops.aten.adaptive_avg_pool1d.default), device=2),
+    Spec('aten::adaptive_max_pool2d', 'default', adaptive_max_pool2d_cases,
+         fn=f32_ref_values(torch.ops.aten.adaptive_max_pool2d.default), device=4),
+    Spec('aten::adaptive_max_pool1d', 'default', adaptive_pool1d_cases(True),
+         fn=f32_ref_values(torch.ops.aten.adaptive_max_pool1d.default), device=2),
+    Spec('aten::conv_transpose1d', 'default', conv_transpose_cases(1), exact=False,
+         fn=f32_ref(torch.ops.aten.conv_transpose1d.default), device=3),
+    Spec('aten::conv_transpose2d', 'input', conv_transpose_cases(2), exact=False,
+         fn=f32_ref(torch.ops.aten.conv_transpose2d.input), device=2),
+    Spec('aten::conv_transpose3d', 'input', conv_transpose_cases(3), exact=False,
+         fn=f32_ref(torch.ops.aten.conv_transpose3d.input), device=2),
+]
+
+
+# advanced indexing (ops/advanced_indexing.hpp): a `Tensor?[]` argument is a list of T and None.
+# int32 index tensors: torch 1.13 rejects them (torch 2.x takes them), so the reference indexes
+# with their int64 copies. A mask makes the result's shape depend on the data: cpu only.
+def index_ref(op):
+    def f(self, indices, *rest):
+        l = [i.long() if isinstance(i, torch.Tensor) and i.dtype == torch.int32 else i for i in indices]
+        return op(self, l, *rest)
+    return f
+
+
+def index_cases(g):
+    for d in ALL:
+        # (self shape, list spec): ('i', index shape, dim size) an index in [-size, size); None;
+        # ('m', mask shape) a bool mask
+        for shape, spec in [((4, 3), [('i', (5,))]), ((4, 3), [None, ('i', (2,))]), ((4, 3), [('i', (2, 1)), ('i', (3,))]),
+                            ((2, 3, 4), [('i', (2,)), None, ('i', (2,))]), ((2, 3, 4), [None, ('i', (2, 2)), ('i', (2,))]),
+                            ((2, 3, 4), [None, None, ('i', (3,))]), ((4, 3), [('i', ())]), ((4, 3), [None, ('i', ())]),
+                            ((4, 3), [('i', (0,))]), ((0, 3), [None, ('i', (2,))]), ((5,), [('i', (2, 3))])]:
+            dims = iter(range(len(shape)))
+            l = []
+            for s in spec:
+                k = next(dims)
+                if s is None:
+                    l.append(None)
+                    continue
+                size = shape[k]
+                view = g.pick(g.views(len(s[1])))
+                l.append(g.index(s[1], size - 1, lo=-size, view=view) if size else g.index((0,), 0))
+            yield Case(g.t(shape, d, '?'), l)
+        yield Case(g.t((4, 3), d), [g.index((3,), 3, dtype='int32', lo=-4)])  # int32 indices
+        for shape, l in [((4, 3), [g.t((4, 3), 'bool')]), ((2, 3, 4), [None, g.t((3, 4), 'bool')]),
+                         ((4, 3), [g.t((4,), 'bool')]), ((4, 3), [g.t((4,), 'uint8', lo=0, hi=1)]),
+                         ((2, 3, 4), [g.t((2, 3), 'bool'), g.index((1,), 3)])]:
+            yield Case(g.t(shape, d, '?'), l, cpu_only=True)
+        yield Case(g.t((4, 3), d), [T(torch.tensor([0, 4]))], data_error=True)  # out of range
+        yield Case(g.t((4, 3), d), [None, T(torch.tensor([-4]))], data_error=True)
+        yield Case(g.t((4, 3), d), [g.index((1,), 2)] * 3, error=True)  # too many indices
+        yield Case(g.t((4, 3), d), [g.index((2,), 2), g.index((3,), 2)], error=True)  # shapes do not broadcast
+        yield Case(g.t((4, 3), d), [g.t((3,), 'bool')], error=True, cpu_only=True)  # a mask of the wrong shape
+    yield Case(g.t((4, 3), 'float32'), [g.t((2,), 'float32', lo=0, hi=2, specials=False)], error=True)  # a float index
+
+
+def index_put_cases(g):
+    for d in ALL:
+        small = {} if d == 'bool' else {'lo': -3, 'hi': 3}
+        for shape, spec, vshape, acc in [((4, 3), [('p', 3)], (3, 3), False), ((4, 3), [('i', (6,))], (6, 3), True),
+                                         ((4, 3), [None, ('p', 2)], (2,), False), ((4, 3), [('i', (3, 1)), ('i', (2,))], (3, 2), True),
+                                         ((2, 3, 4), [('p', 2), None, ('i', (2,))], (2, 3), False),
+                                         ((2, 3, 4), [None, ('i', (5,))], (), True), ((4, 3), [('i', (0,))], (3,), False),
+                                         ((4, 3), [('i', (2, 2))], (1, 3), True)]:
+            dims = iter(range(len(shape)))
+            l = []
+            for s in spec:
+                k = next(dims)
+                if s is None:
+                    l.append(None)
+                elif s[0] == 'p':  # distinct positions: torch leaves the winner of a duplicate unspecified
+                    l.append(T(torch.from_numpy(g.rng.permutation(shape[k])[:s[1]] - shape[k] * g.rng.integers(0, 2))))
+                else:
+                    l.append(g.index(s[1], shape[k] - 1, lo=-shape[k]))
+            yield Case(g.t(shape, d, '?', specials=not acc, **(small if acc else {})), l,
+                       g.t(vshape, d, '?', specials=not acc, **(small if acc else {})), acc)
+        # x[mask] = v: one value (runs on devices as a select); one value per true element (cpu)
+        yield Case(g.t((4, 3), d), [g.t((4, 3), 'bool')], g.t((), d), False)
+        yield Case(g.t((2, 3, 4), d), [None, g.t((3,), 'bool')], g.t((4,), d), False)
+        m = g.t((4, 3), 'bool')
+        yield Case(g.t((4, 3), d), [m], g.t((int(m.value.sum()),), d), False, cpu_only=True)
+        yield Case(g.t((4, 3), d, **small), [g.t((4,), 'bool')], g.t((3,), d, **small), True, cpu_only=True)
+        yield Case(g.t((4, 3), d), [T(torch.tensor([4]))], g.t((3,), d), False, data_error=True)  # out of range
+        yield Case(g.t((4, 3), d), [g.index((2,), 3)], g.t((3,), d), False)
+        yield Case(g.t((4, 3), d), [g.index((2,), 3)], g.t((2,), d), False, error=True)  # values do not broadcast
+    yield Case(g.t((4, 3), 'float32'), [g.index((2,), 3)], g.t((2, 3), 'float64'), False, error=True)  # dtypes differ
+
+
+def nonzero_cases(g):
+    for d in ALL:
+        for shape in [(3, 4), (7,), (), (0, 3), (2, 3, 4), (1, 1)]:
+            # a third zeros: NaN and -0.0 among the specials check what counts as nonzero
+            x = g.t(shape, d, '?')
+            if x.value.dim() and x.value.numel() and d != 'bool':
+                x.value[torch.from_numpy(g.rng.random(tuple(shape)) < 0.3)] = 0
+            yield Case(x, cpu_only=True)
+
+
+def masked_select_cases(g):
+    for d in ALL:
+        for shape, mshape in [((3, 4), (3, 4)), ((3, 4), (4,)), ((3,), (2, 3)), ((3, 1), (1, 4)), ((), ()),
+                              ((0, 4), (1, 4)), ((2, 3, 4), (3, 1))]:
+            yield Case(g.t(shape, d, '?'), g.t(mshape, 'bool', '?'), cpu_only=True)
+        yield Case(g.t((3, 4), d), g.t((2, 4), 'bool'), error=True, cpu_only=True)  # does not broadcast
+    yield Case(g.t((3, 4), 'float32'), g.t((3, 4), 'uint8', lo=0, hi=1), cpu_only=True)
+    yield Case(g.t((3, 4), 'float32'), g.t((3, 4), 'int64', lo=0, hi=1), error=True, cpu_only=True)
+
+
+SPECS += [
+    Spec('aten::index', 'Tensor', index_cases, fn=index_ref(torch.ops.aten.index.Tensor), device=12),
+    Spec('aten::index_put', 'default', index_put_cases, exact=False, fn=index_ref(torch.ops.aten.index_put.default), device=12),
+    Spec('aten::nonzero', 'default', nonzero_cases),
+    Spec('aten::masked_select', 'default', masked_select_cases),
+]
+
+
 # ---- writing ----------------------------------------------------------------------------------
 
 
@@ -1078,8 +1272,9 @@ class Writer:
         if isinstance(a, T):
             text, op = self.tensor(cid, f'a{i}', a)
             return 't:' + text, op
-        if isinstance(a, list) and a and all(isinstance(x, T) for x in a):
-            texts, ops = zip(*[self.tensor(cid, f'a{i}_{j}', x) for j, x in enumerate(a)])
+        if isinstance(a, list) and any(isinstance(x, T) for x in a) and all(isinstance(x, T) or x is None for x in a):
+            # a Tensor[] (or a Tensor?[], whose None elements are written `none`)
+            texts, ops = zip(*[self.tensor(cid, f'a{i}_{j}', x) if x is not None else ('none', None) for j, x in enumerate(a)])
             return 'tl:' + ';'.join(texts), list(ops)
         if a is None:
             return 'none', None

@@ -178,7 +178,7 @@ tt::ops::Arg parse_arg(const std::string& dir, const std::string& tok, const Whe
   if (kind == "tl") {
     std::vector<tt::AnyTensor> l;
     if (!v.empty())
-      for (const auto& x : split(v, ';')) l.push_back(operand(dir, x, w));
+      for (const auto& x : split(v, ';')) l.push_back(x == "none" ? tt::AnyTensor() : operand(dir, x, w));  // Tensor?[]
     return tt::ops::Arg(std::move(l));
   }
   throw BadManifest("unknown argument kind '" + kind + "'");

@@ -1,7 +1,7 @@
 // tests/device_ops/test_device_conv.cpp — the convolution and pooling ops of the operator
 // library (ops/conv.hpp, ops/pool.hpp) on the PJRT device under test, in each execution mode,
 // against the same calls on the cpu: every floating dtype; dense, grouped, strided, dilated,
-// depthwise, 1-D, 3-D, unbatched and transposed convolutions, 'same' padding by aten name;
+// depthwise, 1-D, 3-D, unbatched and transposed (1-, 2-, 3-D) convolutions, 'same' padding by aten name;
 // max pooling (ceil_mode, dilation, NaN), average pooling (count_include_pad, divisor_override),
 // adaptive average pooling (even windows: reduce_window; uneven: the averaging matrices); a
 // transposed (non-contiguous) operand; between elementwise statements; errors.
@@ -17,7 +17,7 @@
 #include <vector>    // std::vector
 
 #include <torchtpu/ops/all.hpp>   // ops::call_by_name
-#include <torchtpu/ops/conv.hpp>  // conv1d, conv2d, conv3d, conv_transpose2d
+#include <torchtpu/ops/conv.hpp>  // conv1d, conv2d, conv3d, conv_transpose1d/2d/3d
 #include <torchtpu/ops/pool.hpp>  // max_pool2d, avg_pool2d, adaptive_avg_pool2d
 
 #include "helpers.hpp"  // check_close, test_device, test_input
@@ -58,6 +58,15 @@ void check_convs() {
   const Tensor<T> wt = input<T>({4, 3, 3, 2}, 12);
   check_close(conv_transpose2d(dx, wt.to(dev), db6, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2}),
               conv_transpose2d(x, wt, b6, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2}), e, e);
+  // transposed 1-D (grouped, dilated, output_padding; unbatched) and 3-D
+  const Tensor<T> xt1 = input<T>({2, 4, 5}, 14), wt1 = input<T>({4, 3, 3}, 15);
+  check_close(conv_transpose1d(xt1.to(dev), wt1.to(dev), db6, {2}, {1}, {1}, 2, {2}), conv_transpose1d(xt1, wt1, b6, {2}, {1}, {1}, 2, {2}),
+              e, e);
+  check_close(conv_transpose1d(Tensor<T>(xt1.to(dev).select(0, 1)), wt1.to(dev)), conv_transpose1d(Tensor<T>(xt1.select(0, 1)), wt1), e,
+              e);
+  const Tensor<T> xt3 = input<T>({1, 2, 3, 2, 3}, 16), wt3 = input<T>({2, 2, 2, 3, 2}, 17);
+  check_close(conv_transpose3d(xt3.to(dev), wt3.to(dev), Tensor<T>(), {2, 1, 2}, {0, 1, 1}, {1, 0, 1}),
+              conv_transpose3d(xt3, wt3, Tensor<T>(), {2, 1, 2}, {0, 1, 1}, {1, 0, 1}), e, e);
   // 'same' padding (asymmetric: an even kernel) by aten name, None for the bias
   const Tensor<T> we = input<T>({6, 4, 2, 3}, 13);
   const std::vector<ops::Arg> dev_args = {AnyTensor(dx), AnyTensor(we.to(dev)), ops::Arg(), std::vector<int64_t>{1},

@@ -120,6 +120,9 @@ const char* const unsupported_kinds[] = {"prim::If", "prim::Loop", "prim::GetAtt
 bool same(const std::vector<Value>& a, const std::vector<Value>& b) {
   if (a.size() != b.size()) return false;
   auto same_tensor = [](const torchtpu::AnyTensor& ax, const torchtpu::AnyTensor& ay) {
+    // a list may hold None (prim::ListConstruct of a Tensor?[] argument such as aten::index's)
+    if (ax.defined() != ay.defined()) return false;
+    if (!ax.defined()) return true;
     if (ax.dtype() != ay.dtype() || !(ax.sizes() == ay.sizes())) return false;
     return ax.visit([&]<class T>(const torchtpu::Tensor<T>& x) {
       const torchtpu::Tensor<T>& y = ay.get<T>();

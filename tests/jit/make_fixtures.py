@@ -23,6 +23,12 @@ committed.
   weights_flipped.pt      gelu_tanh.pt with one bit of a weight flipped (libtorch loads it)
   cd_flipped.pt           gelu_tanh.pt with its last central-directory file name garbled
   not_zip.bin             plain text
+  adv_index.pt            traced + frozen AdvIndex (x[idx], x[rows, cols], index_put_, x[mask] = v
+                          with constant indices); adv_index.{input,output}.npy
+  adv_mask.pt             traced + frozen AdvMask (a bool mask input: x[mask], index_put_ through a
+                          view, nonzero, masked_select); adv_mask.mask.npy (the input is
+                          adv_index.input.npy), adv_mask.output{0..4}.npy
+  adv_data.pt             x[constant mask]: refused by the whole-graph compile
 """
 import io
 import os
@@ -89,6 +95,51 @@ class IntIds(torch.nn.Module):
         return self.lin(f)
 
 
+class AdvIndex(torch.nn.Module):
+    """Advanced indexing with constant indices (frozen into Tensor?[] constants): x[idx] with a
+    repeated index, x[rows, cols] (broadcast, a negative index), x[idx] = v, index_put_ with
+    accumulate, x[row_mask] = 0.5; every op has a lowering, so it also compiles whole."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idx", torch.tensor([2, 0, 2]))
+        self.register_buffer("rows", torch.tensor([[1], [3]]))
+        self.register_buffer("cols", torch.tensor([0, -1]))
+        self.register_buffer("m", torch.tensor([True, False, True, True, False]))
+
+    def forward(self, x):
+        a = x[self.idx]
+        c = x[self.rows, self.cols]
+        y = x.clone()
+        y[self.idx] = a * 2.0
+        y.index_put_((self.idx,), torch.ones(3, 4), accumulate=True)
+        y[self.m] = 0.5
+        return torch.cat([a.flatten(), c.flatten(), y.flatten()])
+
+
+class AdvMask(torch.nn.Module):
+    """A bool mask input: x[mask], y[mask] = 0, y[:, cols] = 5 (index_put_ through the full
+    slice of y that `:` traces to), x[:, cols], nonzero, masked_select (cpu only)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cols", torch.tensor([3, 1]))
+
+    def forward(self, x, mask):
+        y = x.clone()
+        y[mask] = 0.0
+        y[:, self.cols] = 5.0
+        return x[mask], y, x[:, self.cols], torch.nonzero(mask), torch.masked_select(x, mask)
+
+
+class AdvData(torch.nn.Module):
+    """x[m] with a constant bool mask: the result's shape depends on the mask's data."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("m", torch.tensor([[True, False, True, False]] * 5))
+
+    def forward(self, x):
+        return x[self.m] * 2.0
+
+
 class EmbedIds(torch.nn.Module):
     """Token ids (int64) through nn.Embedding, a mean over the sequence and a linear head: the
     shape of a bag-of-embeddings text classifier."""
@@ -143,6 +194,21 @@ with torch.no_grad():
     torch.jit.freeze(torch.jit.trace(em, eids)).save(os.path.join(out, "embed_ids.pt"))
     np.save(os.path.join(out, "embed_ids.ids.npy"), eids.numpy())
     np.save(os.path.join(out, "embed_ids.output.npy"), em(eids).numpy().astype(np.float32))
+
+with torch.no_grad():
+    torch.manual_seed(15)
+    xa = torch.randn(5, 4)
+    ai = AdvIndex().eval()
+    torch.jit.freeze(torch.jit.trace(ai, xa)).save(os.path.join(out, "adv_index.pt"))
+    np.save(os.path.join(out, "adv_index.input.npy"), xa.numpy())
+    np.save(os.path.join(out, "adv_index.output.npy"), ai(xa).numpy())
+    am = AdvMask().eval()
+    ma = xa > 0
+    torch.jit.freeze(torch.jit.trace(am, (xa, ma))).save(os.path.join(out, "adv_mask.pt"))
+    np.save(os.path.join(out, "adv_mask.mask.npy"), ma.numpy())
+    for k, r in enumerate(am(xa, ma)):
+        np.save(os.path.join(out, "adv_mask.output%d.npy" % k), r.contiguous().numpy())  # nonzero's is column-major
+    torch.jit.freeze(torch.jit.trace(AdvData().eval(), xa)).save(os.path.join(out, "adv_data.pt"))
 
 torch.save(g.state_dict(), os.path.join(out, "state_dict.pt"))
 torch.save(g, os.path.join(out, "pickled_module.pt"))

@@ -144,3 +144,45 @@ TEST_CASE("jit lower: library ops with int64 constants; run-time index checks of
   CHECK_THROWS_WITH(q.run({in}), Catch::Contains("aten::index_select: an index is out of bounds for dimension 1 with size 3"));
   CHECK_THROWS_AS(q.run({in}), torchtpu::IndexError);
 }
+
+TEST_CASE("jit lower: index_put_ gives later readers of self the new value; a write through a view is refused",
+          "[jit][pjrt]") {
+  // y = x.clone(); y.index_put_([None, [3, 0]], 5.0); out = y * 2 (reading y's slot, not the
+  // in-place op's output): the compiled program must see the write, as the cpu graph does. With
+  // y.select(0, 1) in between, the cpu writes through the view into y; the compiled path, which
+  // cannot write a view back to its base, refuses the graph.
+  auto build = [](bool through_view) {
+    Graph g;
+    const int x = g.add_input("x");
+    const int none = g.add_constant(Value());
+    const int cols = g.add_constant(Value(torchtpu::AnyTensor(torchtpu::Tensor<int64_t>{3, 0})));
+    const int y = g.add_node("aten::clone", {x, none}, 1, "n0")[0];
+    int self = y, list = -1;
+    if (through_view) {
+      self = g.add_node("aten::select", {y, g.add_constant(Value(int64_t(0))), g.add_constant(Value(int64_t(1)))}, 1, "n1")[0];
+      list = g.add_node("prim::ListConstruct", {cols}, 1, "n2")[0];
+    } else {
+      list = g.add_node("prim::ListConstruct", {none, cols}, 1, "n2")[0];
+    }
+    const int five = g.add_constant(Value(FloatTensor(torchtpu::full<float>(Dims{}, 5.0f))));
+    (void)g.add_node("aten::index_put_", {self, list, five, g.add_constant(Value(false))}, 1, "n3");
+    g.set_outputs({g.add_node("aten::mul", {y, g.add_constant(Value(2.0))}, 1, "n4")[0]});
+    g.finalize();
+    return g;
+  };
+  const FloatTensor in = torchtpu::arange<float>(0, 12).reshape(Dims{3, 4});
+  const Graph direct = build(false);
+  const FloatTensor want = direct.run({Value(in)})[0].tensor();
+  // by hand: x * 2 with columns 0 and 3 set to 10
+  CHECK(want.contiguous().data_ptr()[0] == 10.0f);
+  CHECK(want.contiguous().data_ptr()[1] == 2.0f);
+  CHECK(want.contiguous().data_ptr()[7] == 10.0f);
+  torchtpu::jit::DeviceProgram p(direct, {in.sizes()}, emulator());
+  CHECK(max_rel(p.run({in})[0], want) == 0.0);
+  const Graph view = build(true);
+  const FloatTensor row = view.run({Value(in)})[0].tensor().contiguous();
+  CHECK(row.data_ptr()[4] == 10.0f);  // y[1][0]
+  CHECK(row.data_ptr()[0] == 0.0f);   // row 0 untouched
+  CHECK_THROWS_WITH(torchtpu::jit::DeviceProgram(view, {in.sizes()}, emulator()),
+                    Catch::Contains("aten::index_put_ at n3 writes into a view made by aten::select"));
+}

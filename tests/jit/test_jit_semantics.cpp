@@ -95,6 +95,44 @@ TEST_CASE("jit semantics: int64 ids, a bool mask and an int64 constant flow thro
   }
 }
 
+TEST_CASE("jit semantics: advanced indexing (x[idx], x[mask], index_put_) matches torch; data-dependent shapes stay on the cpu",
+          "[jit][pjrt]") {
+  // tests/jit/make_fixtures.py's AdvIndex: constant index lists (aten::index, index_put_ with and
+  // without accumulate, a row mask with one value), on the cpu in every mode and compiled whole
+  const auto m = torchtpu::jit::load(fx + "/adv_index.pt");
+  const FloatTensor x = npy_tensor(fx + "/adv_index.input.npy"), want = npy_tensor(fx + "/adv_index.output.npy");
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) CHECK(max_abs(m.forward(x, mode), want) < 1e-6);
+  CHECK(max_abs(on_emulator(m, x), want) < 1e-6);
+  // AdvMask: a bool mask input (x[mask], y[mask] = 0, an index_put_ through the view `y[:, cols]`
+  // traces to, nonzero, masked_select): the cpu, every mode
+  const auto mm = torchtpu::jit::load(fx + "/adv_mask.pt");
+  const torchtpu::NpyArray ma = torchtpu::read_npy(fx + "/adv_mask.mask.npy");
+  const torchtpu::Tensor<bool> mask = torchtpu::from_data(ma.values<bool>().data(), torchtpu::Dims(ma.shape.begin(), ma.shape.end()));
+  for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+    INFO("mode " << int(mode));
+    const auto out = mm.forward(std::vector<torchtpu::jit::Value>{x.clone(), mask}, mode);
+    REQUIRE(out.size() == 1);
+    const auto& l = out[0].anys("output");
+    REQUIRE(l.size() == 5);
+    for (int k : {0, 1, 2, 4})
+      CHECK(max_abs(l[size_t(k)].get<float>(), npy_tensor(fx + "/adv_mask.output" + std::to_string(k) + ".npy")) == 0);
+    const torchtpu::NpyArray nz = torchtpu::read_npy(fx + "/adv_mask.output3.npy");
+    const torchtpu::Tensor<int64_t> got = l[3].get<int64_t>().contiguous();
+    REQUIRE(std::vector<int64_t>(got.sizes().begin(), got.sizes().end()) == nz.shape);
+    const auto want_nz = nz.values<int64_t>();
+    CHECK(std::vector<int64_t>(got.data_ptr(), got.data_ptr() + got.numel()) == std::vector<int64_t>(want_nz.begin(), want_nz.end()));
+  }
+  // x[constant mask]: the compiled path cannot have a shape that depends on data
+  const auto md = torchtpu::jit::load(fx + "/adv_data.pt");
+  CHECK(md.forward(x).sizes() == torchtpu::Dims{10});
+  try {
+    (void)on_emulator(md, x);
+    FAIL("no error");
+  } catch (const torchtpu::UnsupportedOperator& e) {
+    CHECK_THAT(e.what(), Contains("aten::index") && Contains("depends on the data"));
+  }
+}
+
 TEST_CASE("jit semantics: gelu approximate='tanh' matches torch on the cpu (every mode) and the TPU emulator",
           "[jit][pjrt]") {
   const auto m = torchtpu::jit::load(fx + "/gelu_tanh.pt");

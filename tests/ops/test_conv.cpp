@@ -1,7 +1,8 @@
 // tests/ops/test_conv.cpp — the convolution and pooling family of the operator library
 // (ops/conv.hpp, ops/pool.hpp) on the cpu, every floating dtype: aten::_convolution (1-, 2-,
 // 3-D, grouped, strided, dilated, depthwise, 1x1, unbatched, transposed), conv1d/2d/3d (with
-// 'same' / 'valid' padding), max_pool2d, avg_pool2d, adaptive_avg_pool2d.
+// 'same' / 'valid' padding), conv_transpose1d/2d/3d, max_pool2d, avg_pool2d, adaptive_avg_pool2d
+// (the other poolings: tests/ops/test_pool.cpp).
 // References: float64 loops written from the definitions in this file (the transposed
 // convolution as a gather: y[o] = sum over k with (o + p - k d) divisible by s), and torch
 // 1.13 values pasted as literals (produced by /usr/bin/python3 with torch.nn.functional on
@@ -20,7 +21,7 @@
 
 #include <torchtpu/core/factories.hpp>  // from_data
 #include <torchtpu/ops/all.hpp>         // ops::call_by_name, ops::Arg
-#include <torchtpu/ops/conv.hpp>        // conv1d, conv2d, conv3d, conv_transpose2d
+#include <torchtpu/ops/conv.hpp>        // conv1d, conv2d, conv3d, conv_transpose1d/2d/3d
 #include <torchtpu/ops/operators.hpp>   // - (test inputs)
 #include <torchtpu/ops/pool.hpp>        // max_pool2d, avg_pool2d, adaptive_avg_pool2d
 #include <torchtpu/ops/unary.hpp>       // relu (the epilogue test)
@@ -217,7 +218,7 @@ TEMPLATE_TEST_CASE("aten::_convolution against float64 references", "[ops][conv]
   }
 }
 
-TEMPLATE_TEST_CASE("conv1d/2d/3d and conv_transpose2d front ends", "[ops][conv]", half, bfloat16, float, double) {
+TEMPLATE_TEST_CASE("conv1d/2d/3d and conv_transpose1d/2d/3d front ends", "[ops][conv]", half, bfloat16, float, double) {
   using T = TestType;
   const double e = tol<T>();
   Dims shape;
@@ -243,6 +244,34 @@ TEMPLATE_TEST_CASE("conv1d/2d/3d and conv_transpose2d front ends", "[ops][conv]"
     const Tensor<T> yt = conv_transpose2d(xt, wt, bt, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
     check_near(vals(yt), ref_conv(ct, vals(xt), vals(wt), vals(bt), shape), e, 4 * e);
     CHECK(yt.sizes() == shape);
+  }
+  SECTION("conv_transpose1d, conv_transpose3d: typed, AnyTensor, unbatched, by name") {
+    const ConvCase c1{Dims{2, 4, 5}, Dims{4, 3, 3}, true, {2}, {1}, {2}, {1}, 2, true};  // grouped, dilated, output_padding
+    const Tensor<T> x1 = sinus<T>(c1.x), w1 = sinus<T>(c1.w, 0.91, 1.0), b1 = sinus<T>(Dims{6}, 1.3, 0.5);
+    const std::vector<double> want1 = ref_conv(c1, vals(x1), vals(w1), vals(b1), shape);
+    const Tensor<T> y1 = conv_transpose1d(x1, w1, b1, {2}, {1}, {1}, 2, {2});
+    CHECK(y1.sizes() == shape);
+    check_near(vals(y1), want1, e, 4 * e);
+    check_near(vals(conv_transpose1d(AnyTensor(x1), AnyTensor(w1), AnyTensor(b1), {2}, {1}, {1}, 2, {2}).template get<T>()), want1, e,
+               4 * e);
+    const std::vector<ops::Arg> a1 = {AnyTensor(x1), AnyTensor(w1), AnyTensor(b1), V{2}, V{1}, V{1}, int64_t(2), V{2}};
+    check_near(vals(ops::call_by_name("aten::conv_transpose1d", a1).template get<T>()), want1, e, 4 * e);
+    const ConvCase c3{Dims{1, 2, 3, 2, 3}, Dims{2, 2, 2, 3, 2}, false, {2, 1, 2}, {0, 1, 1}, {1, 1, 1}, {1, 0, 1}, 1, true};
+    const Tensor<T> x3 = sinus<T>(c3.x), w3 = sinus<T>(c3.w, 0.91, 1.0);
+    const std::vector<double> want3 = ref_conv(c3, vals(x3), vals(w3), {}, shape);
+    const Tensor<T> y3 = conv_transpose3d(x3, w3, Tensor<T>(), {2, 1, 2}, {0, 1, 1}, {1, 0, 1});
+    CHECK(y3.sizes() == shape);
+    check_near(vals(y3), want3, e, 4 * e);
+    const Tensor<T> u3 = conv_transpose3d(Tensor<T>(x3.squeeze(0)), w3, Tensor<T>(), {2, 1, 2}, {0, 1, 1}, {1, 0, 1});
+    CHECK(u3.sizes() == Dims(shape.begin() + 1, shape.end()));
+    check_near(vals(u3), want3, e, 4 * e);
+    const std::vector<ops::Arg> a3 = {AnyTensor(x3), AnyTensor(w3), ops::Arg(), V{2, 1, 2}, V{0, 1, 1}, V{1, 0, 1}};
+    check_near(vals(ops::call_by_name("aten::conv_transpose3d", a3).template get<T>()), want3, e, 4 * e);
+    const ConvCase& ct = kCases[8];
+    const Tensor<T> xt = sinus<T>(ct.x), wt = sinus<T>(ct.w, 0.91, 1.0), bt = sinus<T>(Dims{6}, 1.3, 0.5);
+    const std::vector<ops::Arg> a2 = {AnyTensor(xt), AnyTensor(wt), AnyTensor(bt), V{2, 1}, V{1, 0}, V{1, 0}, int64_t(2), V{1, 2}};
+    check_near(vals(ops::call_by_name("aten::conv_transpose2d", a2).template get<T>()), ref_conv(ct, vals(xt), vals(wt), vals(bt), shape),
+               e, 4 * e);
   }
   SECTION("aten::conv2d with 'same' and 'valid' padding, aten::conv1d, aten::conv3d by name") {
     const Tensor<T> x = sinus<T>(Dims{2, 3, 7, 6}), w = sinus<T>(Dims{4, 3, 2, 3}, 0.91, 1.0);
@@ -300,6 +329,32 @@ TEST_CASE("convolution: torch 1.13 values", "[ops][conv]") {
                                            sinus<float>(Dims{4}, 1.1, 0.5), {2}, {1}, {1}, 2);
   CHECK(t.sizes() == Dims{1, 4, 3, 5});
   check_near(vals(t), transposed, 0, 2e-5);
+  // F.conv_transpose1d(inp(1, 4, 5), inp(4, 3, 3, f=0.53, a=1.0), inp(6, f=1.1, a=0.5), stride=2, padding=1,
+  //                    output_padding=1, groups=2)
+  const std::vector<double> t1 = {
+      -1.600076, -2.432241, -0.960294, -1.112958, -0.19054,  0.356958,  0.605002,  1.778562,  1.31866,   1.901531,
+      1.541945,  3.035284,  1.970965,  3.661193,  2.193535,  3.851887,  2.17953,   3.581556,  1.930847,  1.045912,
+      1.962219,  2.737033,  1.30596,   1.393712,  0.527659,  -0.083528, -0.267346, -1.49475,  -0.971453, -1.520338,
+      -0.46289,  -0.060649, 0.342004,  1.398102,  1.089934,  2.65695,   1.679672,  3.545518,  2.031399,  2.019023,
+      1.243069,  2.907226,  1.254467,  2.693763,  1.031681,  2.051315,  0.604865,  1.066833,  0.031786,  -1.109789,
+      -0.034766, -0.500919, -0.840098, -1.951472, -1.579472, -3.185647, -2.152817, -4.036406, -2.482536, -2.426317};
+  const Tensor<float> y1 = conv_transpose1d(sinus<float>(Dims{1, 4, 5}), sinus<float>(Dims{4, 3, 3}, 0.53, 1.0),
+                                            sinus<float>(Dims{6}, 1.1, 0.5), {2}, {1}, {1}, 2);
+  CHECK(y1.sizes() == Dims{1, 6, 10});
+  check_near(vals(y1), t1, 0, 2e-5);
+  // F.conv_transpose3d(inp(1, 2, 2, 3, 2), inp(2, 2, 2, 2, 2, f=0.53, a=1.0), None, stride=(2, 1, 1), padding=(0, 1, 0),
+  //                    output_padding=(1, 0, 0))
+  const std::vector<double> t3 = {
+      -1.225287, 0.895802,  2.286345,  0.805917,  4.870199,  3.573402,  4.314172,  7.4161,    2.514287,  3.708221,
+      4.18673,   0.421659,  2.761736,  4.430334,  0.844626,  1.663335,  0.246148,  -1.743885, -1.991078, -6.007147,
+      -3.215319, -4.103335, -7.639616, -2.857301, 0.0,       0.0,       0.0,       0.0,       0.0,       0.0,
+      -3.278779, -8.638331, -4.911302, -4.677361, -9.241213, -4.013621, -0.891073, 1.602459,  2.613193,  1.17502,
+      5.461248,  3.768627,  -0.683018, 1.841226,  2.51222,   2.620614,  7.729735,  4.726954,  2.70416,   4.084877,
+      0.592521,  1.367372,  -0.430354, -2.077717, 0.0,       0.0,       0.0,       0.0,       0.0,       0.0};
+  const Tensor<float> y3 = conv_transpose3d(sinus<float>(Dims{1, 2, 2, 3, 2}), sinus<float>(Dims{2, 2, 2, 2, 2}, 0.53, 1.0),
+                                            Tensor<float>(), {2, 1, 1}, {0, 1, 0}, {1, 0, 0});
+  CHECK(y3.sizes() == Dims{1, 2, 5, 2, 3});
+  check_near(vals(y3), t3, 0, 2e-5);
   // x = inp(1, 3, 7); w = inp(2, 3, 3, f=0.71, a=1.0); F.conv1d(x, w, None, padding='same', dilation=2)
   const std::vector<double> same = {3.922796, 4.057211, 6.136647, 4.244806, 1.778451, -1.543292, -3.310209,
                                     3.741121, 4.153006, 6.50665, 4.931292, 2.688505, -0.895781, -2.642467};
@@ -444,8 +499,11 @@ TEST_CASE("convolution and pooling: errors name the op and the operands", "[ops]
   throws([&] { conv2d(AnyTensor(Tensor<int64_t>::empty(Dims{1, 3, 5, 5})), AnyTensor(Tensor<int64_t>::empty(Dims{4, 3, 3, 3}))); },
          "aten::conv2d: expected a floating point input");
   throws([&] { conv_transpose2d(x, sinus<float>(Dims{3, 2, 3, 3}), Tensor<float>(), {2}, {0}, {2}); },
-         "aten::_convolution: output padding [2, 2] must be smaller than either stride or dilation");
-  throws([&] { conv_transpose2d(x, w); }, "aten::_convolution: expected an input of 4 channels (dim 0 of the transposed weight), got 3");
+         "aten::conv_transpose2d: output padding [2, 2] must be smaller than either stride or dilation");
+  throws([&] { conv_transpose2d(x, w); }, "aten::conv_transpose2d: expected an input of 4 channels (dim 0 of the transposed weight), got 3");
+  throws([&] { conv_transpose1d(x, w); }, "aten::conv_transpose1d: expected a weight of 3 dims for a 1-D convolution");
+  throws([&] { conv_transpose3d(sinus<float>(Dims{1, 2, 3, 3, 3}), sinus<float>(Dims{2, 2, 2, 2, 2}), Tensor<float>(), {1}, {3}); },
+         "aten::conv_transpose3d: the output size of spatial dim 0 is negative");
   const std::vector<ops::Arg> same = {AnyTensor(x), AnyTensor(w), ops::Arg(), V{2}, std::string("same")};
   CHECK_THROWS_AS(ops::call_by_name("aten::conv2d", same), ValueError);
   throws([&] { ops::call_by_name("aten::conv2d", same); }, "aten::conv2d: padding='same' is not supported for strided convolutions");
@@ -463,7 +521,8 @@ TEST_CASE("convolution and pooling: errors name the op and the operands", "[ops]
   CHECK_THROWS_AS(max_pool2d(x, {7}), ShapeError);
   throws([&] { avg_pool2d(x, {7}); }, "aten::avg_pool2d: the output size [0, 0] is too small");
   throws([&] { avg_pool2d(x, {2}, {}, {0}, false, true, 0); }, "aten::avg_pool2d: divisor_override must be positive, got 0");
-  throws([&] { max_pool2d(AnyTensor(Tensor<int64_t>::empty(Dims{1, 3, 5, 5})), {2}); }, "aten::max_pool2d: expected a floating point input");
+  throws([&] { max_pool2d(AnyTensor(Tensor<bool>::empty(Dims{1, 3, 5, 5})), {2}); }, "aten::max_pool2d: expected a numeric input (not bool)");
+  throws([&] { avg_pool2d(AnyTensor(Tensor<int64_t>::empty(Dims{1, 3, 5, 5})), {2}); }, "aten::avg_pool2d: expected a floating point input");
   throws([&] { adaptive_avg_pool2d(x, {2, 2, 2}); }, "aten::adaptive_avg_pool2d: output_size must be one or two non-negative ints");
   throws([&] { adaptive_avg_pool2d(sinus<float>(Dims{1, 3, 0, 5}), {2}); },
          "aten::adaptive_avg_pool2d: expected non-zero sizes in every dim but the batch (operands [1, 3, 0, 5] float32)");

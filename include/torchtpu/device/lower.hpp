@@ -239,11 +239,16 @@ OpHooks collect_hooks_of(ops::OpList<Ops...>) {
 }
 
 /// The hooks of every elementwise and reduction op struct (ops::ElementwiseOps, ops/all.hpp;
-/// the ones without hooks are harmless here).
-inline const OpHooks& op_hooks() {
+/// the ones without hooks are harmless here). Compiled once in a TORCHTPU_SEPARATE_OPS program
+/// (src/ops/library.cpp), as the library's lowerings below.
+#if defined(TORCHTPU_SEPARATE_OPS) && !defined(TORCHTPU_OPS_LIBRARY_TU)
+const OpHooks& op_hooks();
+#else
+TORCHTPU_OPS_EVERY_OP_ const OpHooks& op_hooks() {
   static const OpHooks h = collect_hooks_of(ops::ElementwiseOps{});
   return h;
 }
+#endif
 
 /// A library op's lowering (ops/library.hpp): its operands as lowered (converted here by
 /// `ops::operand_dtype`), its `Args` as bytes, the result dtype and shape.
@@ -282,7 +287,10 @@ Value library_hook(ConstantHoistingBuilder& b, const std::string& state, std::ve
 }
 
 /// The lowerings of every op of the operator library (ops/all.hpp), by op name.
-inline const std::unordered_map<std::string_view, LibraryHook>& library_hooks() {
+#if defined(TORCHTPU_SEPARATE_OPS) && !defined(TORCHTPU_OPS_LIBRARY_TU)
+const std::unordered_map<std::string_view, LibraryHook>& library_hooks();
+#else
+TORCHTPU_OPS_EVERY_OP_ const std::unordered_map<std::string_view, LibraryHook>& library_hooks() {
   static const auto m = [] {
     std::unordered_map<std::string_view, LibraryHook> r;
     ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
@@ -293,6 +301,7 @@ inline const std::unordered_map<std::string_view, LibraryHook>& library_hooks() 
   }();
   return m;
 }
+#endif
 
 // ---- the tree: device, signature, inputs, lowering ----------------------------------------
 

@@ -141,10 +141,16 @@ inline std::vector<Value> Builder::sort(const std::vector<Value>& operands, int6
   const std::string base = "%v" + std::to_string(id);
   std::string in_names, in_types, args;
   for (size_t k = 0; k < operands.size(); ++k) {
-    in_names += (k ? ", " : "") + name(operands[k]);
-    in_types += (k ? ", " : "") + tensor_type(operands[k]);
+    // appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict overlap for
+    // `const char* + std::string&&` here
+    const std::string sep = k ? ", " : "";
+    in_names += sep;
+    in_names += name(operands[k]);
+    in_types += sep;
+    in_types += tensor_type(operands[k]);
     const std::string scalar = tensor_type(operands[k].dtype, {});
-    args += (k ? ", " : "") + base + "_a" + std::to_string(k) + ": " + scalar + ", " + base + "_b" + std::to_string(k) + ": " + scalar;
+    args += sep;
+    args += base + "_a" + std::to_string(k) + ": " + scalar + ", " + base + "_b" + std::to_string(k) + ": " + scalar;
   }
   // The comparator: "a before b" on the first operand.
   const ScalarType t = operands[0].dtype;

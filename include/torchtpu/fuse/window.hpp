@@ -1,11 +1,14 @@
 // torchtpu/fuse/window.hpp — the 2-D sliding-window kernels of the CPU engine: max pooling,
 // average pooling and depthwise convolution over one [H, W] plane at a time (NCHW, f32),
 // vectorized along output columns on every vector target, with the scalar loop as the
-// definition of each value at the borders and on the scalar path.
+// definition of each value at the borders and on the scalar path. The scalar loop is one
+// template over the element/accumulator type: float64 pooling and integer max pooling run it
+// too (window2d_typed).
 #pragma once
 #include <algorithm>  // std::min, std::max
 #include <cstdint>    // int64_t
 #include <limits>     // std::numeric_limits
+#include <type_traits>  // std::is_floating_point_v, std::is_same_v
 
 #include "simd.hpp"     // FloatVec, vector_entry, select, vconcat_even
 #include "threads.hpp"  // parallel_chunks, chunks_for
@@ -48,46 +51,77 @@ inline int64_t window_avg_divisor(const Window2dArgs& a, int64_t oh, int64_t ow)
   return (h1 - h0) * (w1 - w0);
 }
 
-/// Output (oh, ow) of plane `plane` computed by plain loops: the definition of every value.
-inline float window_at(const Window2dArgs& a, int64_t plane, int64_t oh, int64_t ow) {
-  const float* xc = a.x + plane * a.H * a.W;
+/// True for a NaN (never for an integer type).
+template <class T>
+constexpr bool window_is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  else return false;
+}
+
+/// Where a maximum starts: -inf, or an integer type's lowest value.
+template <class T>
+constexpr T window_lowest() {
+  if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::lowest();
+}
+
+/// Output (oh, ow) of plane `plane` of the planes at `x` (not `a.x`) computed by plain loops in
+/// element and accumulator type `T`: the definition of every value. `T` float: every kind (the
+/// engine's float32 path and its vector kernels' borders); double: max and avg pooling in
+/// float64; integer types: max pooling (from the type's lowest value instead of -inf).
+template <class T>
+T window_value(const Window2dArgs& a, const T* x, int64_t plane, int64_t oh, int64_t ow) {
+  const T* xc = x + plane * a.H * a.W;
   if (a.kind == Window2dArgs::Kind::avg) {
     const int64_t h0 = std::max<int64_t>(oh * a.sh - a.ph, 0), w0 = std::max<int64_t>(ow * a.sw - a.pw, 0);
     const int64_t h1 = std::min(oh * a.sh - a.ph + a.kh, a.H), w1 = std::min(ow * a.sw - a.pw + a.kw, a.W);
-    float s = 0.0f;
+    T s = T(0);
     for (int64_t i = h0; i < h1; ++i)
       for (int64_t j = w0; j < w1; ++j) s += xc[i * a.W + j];
     const int64_t div = window_avg_divisor(a, oh, ow);
-    return div > 0 ? s / float(div) : 0.0f;
+    return div > 0 ? T(s / T(div)) : T(0);
   }
   const bool mx = a.kind == Window2dArgs::Kind::max;
   const int64_t ch = plane % a.planes_per_item;
   const float* wk = mx ? nullptr : a.weight + ch * a.kh * a.kw;
-  float r = mx ? -std::numeric_limits<float>::infinity() : 0.0f;
+  T r = mx ? window_lowest<T>() : T(0);
   for (int64_t i = 0; i < a.kh; ++i) {
     const int64_t ih = oh * a.sh - a.ph + i * a.dh;
     if (ih < 0 || ih >= a.H) continue;
     for (int64_t j = 0; j < a.kw; ++j) {
       const int64_t iw = ow * a.sw - a.pw + j * a.dw;
       if (iw < 0 || iw >= a.W) continue;
-      const float v = xc[ih * a.W + iw];
+      const T v = xc[ih * a.W + iw];
       if (mx) {
-        if (v > r || v != v) r = v;
-      } else {
+        if (v > r || window_is_nan(v)) r = v;
+      } else if constexpr (std::is_same_v<T, float>) {  // depthwise: float32 weights
         r += v * wk[i * a.kw + j];
       }
     }
   }
-  return mx ? r : r + (a.bias ? a.bias[ch] : 0.0f);
+  if constexpr (std::is_same_v<T, float>)
+    if (!mx) return r + (a.bias ? a.bias[ch] : 0.0f);
+  return r;
 }
 
-/// Planes [p0, p1) by plain loops.
-inline void window2d_scalar(const Window2dArgs& a, int64_t p0, int64_t p1) {
+/// Output (oh, ow) of plane `plane` of `a` (float32) by plain loops (window_value).
+inline float window_at(const Window2dArgs& a, int64_t plane, int64_t oh, int64_t ow) {
+  return window_value<float>(a, a.x, plane, oh, ow);
+}
+
+/// Planes [p0, p1) of the planes at `x`, written to `out`, by plain loops in type `T`.
+template <class T>
+void window2d_planes_scalar(const Window2dArgs& a, const T* x, T* out, int64_t p0, int64_t p1) {
   for (int64_t pl = p0; pl < p1; ++pl) {
-    float* o = a.out + pl * a.OH * a.OW;
+    T* o = out + pl * a.OH * a.OW;
     for (int64_t oh = 0; oh < a.OH; ++oh)
-      for (int64_t ow = 0; ow < a.OW; ++ow) o[oh * a.OW + ow] = window_at(a, pl, oh, ow);
+      for (int64_t ow = 0; ow < a.OW; ++ow) o[oh * a.OW + ow] = window_value<T>(a, x, pl, oh, ow);
   }
+}
+
+/// Planes [p0, p1) of `a` (float32) by plain loops.
+inline void window2d_scalar(const Window2dArgs& a, int64_t p0, int64_t p1) {
+  window2d_planes_scalar<float>(a, a.x, a.out, p0, p1);
 }
 
 /// The output columns [lo, hi) whose whole window row lies inside the input (no padding, no
@@ -197,6 +231,24 @@ inline void window2d(const Window2dArgs& a) {
   const Window2dFn fn = window2d_kernel_for(cpu_isa(), a.sw);
   const int64_t work = a.planes * a.OH * a.OW * a.kh * a.kw;
   parallel_chunks(a.planes, chunks_for(work, int64_t(1) << 16), 1, [&](int64_t p0, int64_t p1) { fn(a, p0, p1); });
+}
+
+/// `window2d` on planes of element type `T` at `x`, written to `out` (`a.x`, `a.out` unused):
+/// float32 runs `window2d`'s kernels; another `T` (double: max and avg pooling; integers: max
+/// pooling) the plain loops of window_value, split over the thread pool the same way.
+template <class T>
+void window2d_typed(const Window2dArgs& a, const T* x, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    Window2dArgs f = a;
+    f.x = x;
+    f.out = out;
+    window2d(f);
+  } else {
+    if (a.planes <= 0 || a.OH <= 0 || a.OW <= 0) return;
+    const int64_t work = a.planes * a.OH * a.OW * a.kh * a.kw;
+    parallel_chunks(a.planes, chunks_for(work, int64_t(1) << 16), 1,
+                    [&](int64_t p0, int64_t p1) { window2d_planes_scalar<T>(a, x, out, p0, p1); });
+  }
 }
 
 }  // namespace torchtpu::detail

@@ -416,15 +416,17 @@ inline void register_builtin_ops(Registry& r) {
 
   // ---- structure: lists, tuples, numbers ------------------------------------------------
   def("prim::ListConstruct", [](OpContext& c) {
-    bool tensors = !c.in.empty(), ints = true, nums = true;
+    bool tensors = !c.in.empty(), ints = true, nums = true, opt_tensors = false;
     for (const Value* v : c.in) {
       tensors = tensors && v->is_tensor();
       ints = ints && (v->is_int() || v->is_bool());
       nums = nums && v->is_scalar();
+      opt_tensors = opt_tensors || v->is_tensor();
     }
-    if (tensors) {
+    for (const Value* v : c.in) opt_tensors = opt_tensors && (v->is_tensor() || v->is_none());
+    if (tensors || opt_tensors) {  // a Tensor?[] (aten::index's list): None is an undefined tensor
       std::vector<AnyTensor> l;
-      for (const Value* v : c.in) l.push_back(v->any());
+      for (const Value* v : c.in) l.push_back(v->is_none() ? AnyTensor() : v->any());
       c.out[0] = Value(std::move(l));
     } else if (ints) {
       std::vector<int64_t> l;

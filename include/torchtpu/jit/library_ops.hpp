@@ -111,6 +111,7 @@ inline void register_library_ops(Registry& r) {
     OpDef d;
     d.name = std::string(Op::aten);
     if constexpr (fuses_epilogue<Op>) d.accepts_epilogue = true;
+    if constexpr (requires { Op::in_place; }) d.in_place = Op::in_place;  // index_put_: writes into self (call_args)
     d.kernel = [](OpContext& c) {
       std::vector<ops::Arg> args;
       args.reserve(c.in.size());

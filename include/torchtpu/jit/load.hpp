@@ -171,6 +171,27 @@ inline bool to_value(const c10::IValue& v, Value& out, std::string& why) {
     out = Value(std::move(l));
     return true;
   }
+  if (v.isList()) {  // a folded `Tensor?[]` (aten::index's list): tensors and None (an undefined tensor)
+    std::vector<AnyTensor> l;
+    for (const c10::IValue& e : v.toListRef()) {
+      if (e.isNone()) {
+        l.emplace_back();
+        continue;
+      }
+      if (!e.isTensor() || !e.toTensor().device().is_cpu()) {
+        why = "constant list of " + std::string(e.tagKind());
+        return false;
+      }
+      try {
+        l.push_back(torchtpu::from_torch(e.toTensor()));
+      } catch (const Error& err) {
+        why = std::string("tensor list constant: ") + err.what();
+        return false;
+      }
+    }
+    out = Value(std::move(l));
+    return true;
+  }
   why = "constant of type " + v.tagKind();
   return false;
 }

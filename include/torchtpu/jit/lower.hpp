@@ -190,6 +190,29 @@ inline sh::Value matmul(sh::Builder& b, sh::Value x, sh::Value y) {
   return b.dot_general(x, y, dn, sh::Precision::Highest);
 }
 
+/// True for a node kind that returns a view of its first input (a write into the view changes
+/// the input): the whole-graph compile refuses an in-place library op that writes into one.
+inline bool is_view_op(const std::string& kind) {
+  static const char* const views[] = {
+      "aten::slice", "aten::select", "aten::narrow", "aten::view", "aten::reshape", "aten::transpose", "aten::permute",
+      "aten::expand", "aten::expand_as", "aten::squeeze", "aten::unsqueeze", "aten::t", "aten::flatten",
+      "aten::unflatten", "aten::diagonal", "aten::as_strided", "aten::view_as", "aten::reshape_as", "aten::movedim",
+      "aten::swapaxes", "aten::alias", "aten::unfold", "aten::detach", "aten::contiguous", "aten::numpy_T",
+      "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind", "prim::ListUnpack", "aten::__getitem__"};
+  for (const char* v : views)
+    if (kind == v) return true;
+  return false;
+}
+
+/// True for an in-place op of the operator library (`Op::in_place`: index_put_).
+inline bool library_in_place(const std::string& kind) {
+  bool r = false;
+  ops::LibraryOps::for_each([&]<class Op>(std::type_identity<Op>) {
+    if constexpr (requires { Op::in_place; }) r = r || kind == Op::aten;
+  });
+  return r;
+}
+
 /// The lowering of library op `Op` (ops/library.hpp): its tensor operands as device values
 /// (lists flattened, host tensors uploaded as parameters), its other arguments read by its
 /// schema from host constants, its dtype and shape rule, then `Op::lower`. An absent optional
@@ -209,6 +232,28 @@ void lower_library_op(LowerContext& c) {
     }
     if (l.kind == LValue::Kind::Host && l.host.is_none() && s.args[i].type.optional) {
       args.emplace_back();  // an absent optional tensor: None to the reader, not an operand
+      continue;
+    }
+    if (s.args[i].type.elem_optional) {  // Tensor?[]: the reader sees which elements are None
+      std::vector<AnyTensor> marks;
+      const AnyTensor mark(Tensor<bool>::empty(Dims{0}));  // a placeholder for a present element
+      if (l.kind == LValue::Kind::DeviceList) {
+        for (const sh::Value& v : l.list) {
+          if (v.valid()) xs.push_back(v);
+          marks.push_back(v.valid() ? mark : AnyTensor());
+        }
+      } else if (l.kind == LValue::Kind::Host && l.host.kind() == Value::Kind::TensorList) {
+        for (const AnyTensor& t : l.host.anys()) {
+          marks.push_back(t.defined() ? mark : AnyTensor());
+          if (!t.defined()) continue;
+          LValue one;
+          one.host = Value(t);
+          xs.push_back(c.to_device(one));
+        }
+      } else {
+        throw ValueError(s.name + ": argument '" + s.args[i].name + "' must be a list of tensors");
+      }
+      args.emplace_back(std::move(marks));
       continue;
     }
     args.emplace_back(AnyTensor());  // tensors travel in `xs`; the reader sees a (placeholder) tensor
@@ -422,7 +467,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     r["prim::ListConstruct"] = [](LowerContext& c) {  // reached only with a device element
       LValue l;
       l.kind = LValue::Kind::DeviceList;
-      for (size_t i = 0; i < c.in.size(); ++i) l.list.push_back(c.dev(i));
+      for (size_t i = 0; i < c.in.size(); ++i)  // None (a Tensor?[] element): an invalid value
+        l.list.push_back(c.in[i]->kind == LValue::Kind::Host && c.in[i]->host.is_none() ? sh::Value() : c.dev(i));
       c.out[0] = l;
     };
     r["aten::size"] = [](LowerContext& c) {
@@ -491,7 +537,25 @@ class DeviceProgram {
     };
     std::map<std::string, int> missing;
     std::map<std::string, std::string> first;
+    // In-place library ops (index_put_): later readers of `self` get the result, and so does the
+    // base of an identity view of it (`x[:, i] = v` traces to a full aten::slice, then
+    // index_put_); a write through another view is refused rather than lost.
+    std::map<int, int> identity_view;     // slot -> the slot it is a full-range slice of
+    std::map<int, std::string> other_view;  // slot -> the view op that made it
     for (const Node& n : g.nodes()) {
+      if (!n.inputs.empty() && lower::is_view_op(n.kind))
+        for (int o : n.outputs) other_view[o] = n.kind;
+      if (n.op->in_place && lower::library_in_place(n.kind) && !n.inputs.empty()) {
+        for (int v = n.inputs[0];;) {
+          if (const auto o = other_view.find(v); o != other_view.end())
+            throw UnsupportedOperator(n.kind + " at " + n.location + " writes into a view made by " + o->second +
+                                      ", which the compiled path does not write back to its base; run the model on the "
+                                      "cpu or in an eager mode");
+          const auto it = identity_view.find(v);
+          if (it == identity_view.end()) break;
+          v = it->second;
+        }
+      }
       bool any_device = false;
       for (int s : n.inputs) any_device = any_device || lv[size_t(s)].kind != LValue::Kind::Host;
       if (!any_device) {  // fold on the host with the CPU kernel
@@ -515,10 +579,24 @@ class DeviceProgram {
       for (int s : n.inputs) ctx.in.push_back(&lv[size_t(s)]);
       try {
         (*fn)(ctx);
+      } catch (const UnsupportedOperator& e) {  // data-dependent shapes (aten::nonzero, a bool mask)
+        throw UnsupportedOperator("lowering " + n.kind + " at " + n.location + ": " + e.what());
       } catch (const Error& e) {
         throw ValueError("lowering " + n.kind + " at " + n.location + ": " + e.what());
       }
       for (size_t i = 0; i < ctx.out.size(); ++i) lv[size_t(n.outputs[i])] = std::move(ctx.out[i]);
+      if (n.kind == "aten::slice" && n.outputs.size() == 1 && lv[size_t(n.inputs[0])].kind == LValue::Kind::Device &&
+          lv[size_t(n.outputs[0])].dev.dims == lv[size_t(n.inputs[0])].dev.dims) {
+        other_view.erase(n.outputs[0]);
+        identity_view[n.outputs[0]] = n.inputs[0];
+      }
+      if (n.op->in_place && lower::library_in_place(n.kind) && !n.inputs.empty() && !n.outputs.empty())
+        for (int v = n.inputs[0];;) {  // `self` (and what it is a full view of) now holds the result
+          lv[size_t(v)] = lv[size_t(n.outputs[0])];
+          const auto it = identity_view.find(v);
+          if (it == identity_view.end()) break;
+          v = it->second;
+        }
     }
     if (!missing.empty()) {
       std::string msg = "the model uses " + std::to_string(missing.size()) +

@@ -11,11 +11,13 @@
 #include <unordered_map>  // std::unordered_map
 #include <vector>         // std::vector
 
+#include "advanced_indexing.hpp"  // IndexOp, IndexPutOp, IndexPutInplaceOp, NonzeroOp, MaskedSelectOp
 #include "arith.hpp"     // elementwise op structs (ElementwiseOps)
 #include "attention.hpp" // ScaledDotProductAttentionOp
 #include "compare.hpp"   // elementwise op structs
-#include "conv.hpp"      // ConvolutionOp, Conv1dOp, Conv2dOp, Conv3dOp
-#include "pool.hpp"      // MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp
+#include "conv.hpp"      // ConvolutionOp, Conv1dOp, Conv2dOp, Conv3dOp, ConvTranspose1dOp, ConvTranspose2dOp, ConvTranspose3dOp
+#include "pool.hpp"      // MaxPool2dOp, MaxPool1dOp, AvgPool2dOp, AvgPool1dOp, AdaptiveAvgPool2dOp, AdaptiveAvgPool1dOp
+#include "pool_indices.hpp"  // MaxPool2dWithIndicesOp, MaxPool1dWithIndicesOp, AdaptiveMaxPool2dOp, AdaptiveMaxPool1dOp
 #include "math.hpp"      // CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp
 #include "norm.hpp"      // LayerNormOp, RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp
 #include "loss.hpp"      // LogSoftmaxOp, MseLossOp, NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp, EmbeddingBagOp
@@ -33,6 +35,8 @@ namespace torchtpu::ops {
 /// `call_all` with the arguments of a model-graph node or a run-time call by name: tensors and
 /// `Op::Args` read from `args` by `Op::schema` (parsed once); the tensors by `Op::tensors`
 /// when the op has one (an overload with a Scalar in a Tensor's place). Every result, in order.
+/// An op that declares `static constexpr bool in_place = true;` (an aten `_` form such as
+/// `index_put_`) writes its result into its first operand and returns that operand.
 template <library_op Op>
 std::vector<AnyTensor> call_args(std::span<const Arg> args) {
   static const Schema s = parse_schema(Op::schema);
@@ -40,7 +44,12 @@ std::vector<AnyTensor> call_args(std::span<const Arg> args) {
   std::vector<AnyTensor> t;
   if constexpr (requires { Op::tensors(r); }) t = Op::tensors(r);
   else t = r.tensors();
-  return call_all<Op>(t, Op::args(r));
+  std::vector<AnyTensor> out = call_all<Op>(t, Op::args(r));
+  if constexpr (requires { Op::in_place; }) {
+    t[0].visit([&]<class T>(const Tensor<T>& self) { Tensor<T>(self).copy_(out[0].get<T>()); });
+    return {t[0]};
+  }
+  return out;
 }
 
 /// A list of op structs.
@@ -48,7 +57,7 @@ template <class... Ops>
 struct OpList {
   /// Calls `f(std::type_identity<Op>{})` for each op, in order.
   template <class F>
-  static void for_each(F&& f) {
+  static constexpr void for_each(F&& f) {
     (f(std::type_identity<Ops>{}), ...);
   }
 };
@@ -79,11 +88,26 @@ using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, Flip
                           EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp,
                           LerpOp, NanToNumOp, UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp,
                           UpsampleBilinear2dOp, ConvolutionOp, Conv1dOp, Conv2dOp, Conv3dOp, MaxPool2dOp,
-                          AvgPool2dOp, AdaptiveAvgPool2dOp>;
+                          AvgPool2dOp, AdaptiveAvgPool2dOp, IndexOp, IndexPutOp, IndexPutInplaceOp, NonzeroOp,
+                          MaskedSelectOp, ConvTranspose1dOp, ConvTranspose2dOp, ConvTranspose3dOp, MaxPool1dOp,
+                          AvgPool1dOp, AdaptiveAvgPool1dOp, MaxPool2dWithIndicesOp, MaxPool1dWithIndicesOp,
+                          AdaptiveMaxPool2dOp, AdaptiveMaxPool1dOp>;
+
+// Definitions that walk every op: inline in a header-only program; in a TORCHTPU_SEPARATE_OPS
+// program declared here and defined once, in src/ops/library.cpp (TORCHTPU_OPS_LIBRARY_TU).
+#if defined(TORCHTPU_OPS_LIBRARY_TU)
+#define TORCHTPU_OPS_EVERY_OP_
+#else
+#define TORCHTPU_OPS_EVERY_OP_ inline
+#endif
 
 namespace detail {
 using ByNameFn = std::vector<AnyTensor> (*)(std::span<const Arg>);
-inline const std::unordered_map<std::string_view, ByNameFn>& by_name_table() {
+/// Every library op's `call_args`, by aten name.
+#if defined(TORCHTPU_SEPARATE_OPS) && !defined(TORCHTPU_OPS_LIBRARY_TU)
+const std::unordered_map<std::string_view, ByNameFn>& by_name_table();
+#else
+TORCHTPU_OPS_EVERY_OP_ const std::unordered_map<std::string_view, ByNameFn>& by_name_table() {
   static const auto m = [] {
     std::unordered_map<std::string_view, ByNameFn> r;
     LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) { r.emplace(Op::aten, &call_args<Op>); });
@@ -91,6 +115,7 @@ inline const std::unordered_map<std::string_view, ByNameFn>& by_name_table() {
   }();
   return m;
 }
+#endif
 }  // namespace detail
 
 /// Runs the library op named `aten` (`"aten::topk"`) on `args`, positional in its schema's

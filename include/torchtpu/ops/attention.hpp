@@ -501,6 +501,9 @@ auto sdpa_call(const AnyTensor& q, const AnyTensor& k, const AnyTensor& v, const
 }
 }  // namespace detail
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(ScaledDotProductAttentionOp);
+
 }  // namespace ops
 
 /// Scaled dot-product attention (torch.nn.functional.scaled_dot_product_attention):

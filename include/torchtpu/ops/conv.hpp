@@ -1,6 +1,7 @@
 // torchtpu/ops/conv.hpp — operator library, convolution and pooling family: convolution
 // (aten::_convolution: 1-, 2- and 3-D, grouped, dilated, transposed), conv1d / conv2d / conv3d
-// (integer or 'same' / 'valid' padding), max_pool2d, avg_pool2d, adaptive_avg_pool2d. Each op
+// (integer or 'same' / 'valid' padding), conv_transpose1d / 2d / 3d (the same definition,
+// transposed); the poolings are in ops/pool.hpp and ops/pool_indices.hpp. Each op
 // is one definition (ops/library.hpp) that the typed API, `AnyTensor`, the eager PJRT devices
 // and model graphs all call. Tests: tests/ops/test_conv.cpp (cpu, every floating dtype),
 // tests/device_ops/test_device_conv.cpp (PJRT devices), tests/jit (models).
@@ -549,8 +550,9 @@ struct ConvolutionOp : detail::ConvBase<ConvolutionOp> {
       "bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
       "bool allow_tf32=True) -> Tensor";
   ///@}
-  /// The typed function that reaches it (besides model graphs and `ops::call_by_name`).
-  static constexpr std::string_view api = "conv_transpose2d";
+  /// No typed function reaches it (model graphs and `ops::call_by_name` do; the typed
+  /// conv_transpose1d/2d/3d reach ConvTranspose1dOp/2d/3d, the same definition).
+  static constexpr std::string_view api = "";
   /// Arguments from a model node or a run-time call.
   template <class R>
   static Args args(const R& r) { return detail::conv_args(r, aten, true, 0); }
@@ -602,6 +604,70 @@ struct Conv3dOp : detail::ConvBase<Conv3dOp> {
 };
 
 namespace detail {
+/// The arguments of a transposed convolution of spatial rank `rank` from a model node or a
+/// run-time call (aten::conv_transpose1d/2d/3d).
+template <class R>
+ConvArgs conv_transpose_args(const R& r, std::string_view op, int8_t rank) {
+  ConvArgs a = conv_args(r, op, false, rank);
+  a.transposed = true;
+  a.output_padding = conv_ints(r.to_ints("output_padding"), op, "output_padding");
+  return a;
+}
+}  // namespace detail
+
+/// 1-D transposed convolution (torch.nn.functional.conv_transpose1d): as ConvolutionOp with
+/// `transposed` and a 3-D weight `[C, OC / groups, K]`.
+///
+/// **Shapes:** `input: [N, C, L]` or `[C, L]` → `[N, OC, (L - 1) s - 2p + d (K - 1) +
+/// output_padding + 1]`. **Dtypes**, **errors:** as ConvolutionOp (naming aten::conv_transpose1d).
+/// **Source:** torch conv_transpose1d (aten/src/ATen/native/Convolution.cpp).
+struct ConvTranspose1dOp : detail::ConvBase<ConvTranspose1dOp> {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "conv_transpose1d", aten = "aten::conv_transpose1d";
+  static constexpr std::string_view schema =
+      "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], "
+      "int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor";
+  ///@}
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_transpose_args(r, aten, 1); }
+};
+
+/// 2-D transposed convolution (torch.nn.functional.conv_transpose2d): as ConvolutionOp with
+/// `transposed` and a 4-D weight `[C, OC / groups, KH, KW]`.
+/// **Source:** torch conv_transpose2d (aten/src/ATen/native/Convolution.cpp).
+struct ConvTranspose2dOp : detail::ConvBase<ConvTranspose2dOp> {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "conv_transpose2d", aten = "aten::conv_transpose2d";
+  static constexpr std::string_view schema =
+      "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
+      "int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor";
+  ///@}
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_transpose_args(r, aten, 2); }
+};
+
+/// 3-D transposed convolution (torch.nn.functional.conv_transpose3d): as ConvolutionOp with
+/// `transposed` and a 5-D weight `[C, OC / groups, KD, KH, KW]` (the direct
+/// float64-accumulating loop on the cpu).
+/// **Source:** torch conv_transpose3d (aten/src/ATen/native/Convolution.cpp).
+struct ConvTranspose3dOp : detail::ConvBase<ConvTranspose3dOp> {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "conv_transpose3d", aten = "aten::conv_transpose3d";
+  static constexpr std::string_view schema =
+      "aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, "
+      "int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor";
+  ///@}
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_transpose_args(r, aten, 3); }
+};
+
+namespace detail {
 /// Runs convolution op `Op` on `x`, `w` and `b` (undefined: no bias), typed (`T`) or run-time
 /// typed (`AnyTensor`).
 template <class Op, class X>
@@ -630,6 +696,15 @@ inline ConvArgs conv_front(std::string_view op, const std::vector<int64_t>& stri
   return a;
 }
 }  // namespace detail
+
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(ConvolutionOp);
+TORCHTPU_LIBRARY_OP(Conv1dOp);
+TORCHTPU_LIBRARY_OP(Conv2dOp);
+TORCHTPU_LIBRARY_OP(Conv3dOp);
+TORCHTPU_LIBRARY_OP(ConvTranspose1dOp);
+TORCHTPU_LIBRARY_OP(ConvTranspose2dOp);
+TORCHTPU_LIBRARY_OP(ConvTranspose3dOp);
 
 }  // namespace ops
 
@@ -686,25 +761,66 @@ A conv3d(const A& x, const A& weight, const A& bias = {}, const std::vector<int6
                                                ops::detail::conv_front("aten::conv3d", stride, padding, dilation, groups, 3));
 }
 
+/// 1-D transposed convolution (torch.nn.functional.conv_transpose1d's argument order) of
+/// `x: [N, C, L]` (or `[C, L]`) with `weight: [C, OC / groups, K]`. See ops::ConvTranspose1dOp.
+template <element T, int Rank>
+Tensor<T> conv_transpose1d(const Tensor<T, Rank>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                           const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& padding = {0},
+                           const std::vector<int64_t>& output_padding = {0}, int64_t groups = 1,
+                           const std::vector<int64_t>& dilation = {1}) {
+  return ops::detail::conv_call<ops::ConvTranspose1dOp>(
+      Tensor<T>(x), weight, bias,
+      ops::detail::conv_front("aten::conv_transpose1d", stride, padding, dilation, groups, 1, true, output_padding));
+}
+/// Run-time typed `conv_transpose1d`.
+template <std::same_as<AnyTensor> A>
+A conv_transpose1d(const A& x, const A& weight, const A& bias = {}, const std::vector<int64_t>& stride = {1},
+                   const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& output_padding = {0},
+                   int64_t groups = 1, const std::vector<int64_t>& dilation = {1}) {
+  return ops::detail::conv_call<ops::ConvTranspose1dOp>(
+      x, weight, bias, ops::detail::conv_front("aten::conv_transpose1d", stride, padding, dilation, groups, 1, true, output_padding));
+}
+
 /// 2-D transposed convolution (torch.nn.functional.conv_transpose2d's argument order) of
-/// `x: [N, C, H, W]` with `weight: [C, OC / groups, KH, KW]`.
+/// `x: [N, C, H, W]` (or `[C, H, W]`) with `weight: [C, OC / groups, KH, KW]`. See
+/// ops::ConvTranspose2dOp.
 template <element T, int Rank>
 Tensor<T> conv_transpose2d(const Tensor<T, Rank>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
                            const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& padding = {0},
                            const std::vector<int64_t>& output_padding = {0}, int64_t groups = 1,
                            const std::vector<int64_t>& dilation = {1}) {
-  return ops::detail::conv_call<ops::ConvolutionOp>(
+  return ops::detail::conv_call<ops::ConvTranspose2dOp>(
       Tensor<T>(x), weight, bias,
-      ops::detail::conv_front("aten::_convolution", stride, padding, dilation, groups, 2, true, output_padding));
+      ops::detail::conv_front("aten::conv_transpose2d", stride, padding, dilation, groups, 2, true, output_padding));
 }
 /// Run-time typed `conv_transpose2d`.
 template <std::same_as<AnyTensor> A>
 A conv_transpose2d(const A& x, const A& weight, const A& bias = {}, const std::vector<int64_t>& stride = {1},
                    const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& output_padding = {0},
                    int64_t groups = 1, const std::vector<int64_t>& dilation = {1}) {
-  return ops::detail::conv_call<ops::ConvolutionOp>(
-      x, weight, bias,
-      ops::detail::conv_front("aten::_convolution", stride, padding, dilation, groups, 2, true, output_padding));
+  return ops::detail::conv_call<ops::ConvTranspose2dOp>(
+      x, weight, bias, ops::detail::conv_front("aten::conv_transpose2d", stride, padding, dilation, groups, 2, true, output_padding));
+}
+
+/// 3-D transposed convolution (torch.nn.functional.conv_transpose3d's argument order) of
+/// `x: [N, C, D, H, W]` (or unbatched) with `weight: [C, OC / groups, KD, KH, KW]`. See
+/// ops::ConvTranspose3dOp.
+template <element T, int Rank>
+Tensor<T> conv_transpose3d(const Tensor<T, Rank>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                           const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& padding = {0},
+                           const std::vector<int64_t>& output_padding = {0}, int64_t groups = 1,
+                           const std::vector<int64_t>& dilation = {1}) {
+  return ops::detail::conv_call<ops::ConvTranspose3dOp>(
+      Tensor<T>(x), weight, bias,
+      ops::detail::conv_front("aten::conv_transpose3d", stride, padding, dilation, groups, 3, true, output_padding));
+}
+/// Run-time typed `conv_transpose3d`.
+template <std::same_as<AnyTensor> A>
+A conv_transpose3d(const A& x, const A& weight, const A& bias = {}, const std::vector<int64_t>& stride = {1},
+                   const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& output_padding = {0},
+                   int64_t groups = 1, const std::vector<int64_t>& dilation = {1}) {
+  return ops::detail::conv_call<ops::ConvTranspose3dOp>(
+      x, weight, bias, ops::detail::conv_front("aten::conv_transpose3d", stride, padding, dilation, groups, 3, true, output_padding));
 }
 
 }  // namespace torchtpu

@@ -780,6 +780,16 @@ struct OneHotOp {
   }
 };
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(IndexSelectOp);
+TORCHTPU_LIBRARY_OP(GatherOp);
+TORCHTPU_LIBRARY_OP(TakeAlongDimOp);
+TORCHTPU_LIBRARY_OP(ScatterOp);
+TORCHTPU_LIBRARY_OP(ScatterAddOp);
+TORCHTPU_LIBRARY_OP(MaskedFillOp);
+TORCHTPU_LIBRARY_OP(OneHotOp);
+TORCHTPU_LIBRARY_OP(EmbeddingOp);
+
 }  // namespace ops
 
 namespace ops::detail {

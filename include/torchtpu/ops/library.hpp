@@ -44,7 +44,11 @@
 // `ArgReader::tensors()` in `call_args` when an overload passes a Scalar where the schema has
 // a Tensor (scatter.value). `static constexpr std::string_view api = "vector_norm";` names the
 // typed/AnyTensor function when it is not `name` ("" when there is none: an aten alias reached
-// by name only); tools/ops_table writes it into docs/ops.md.
+// by name only); tools/ops_table writes it into docs/ops.md. An op whose result dtype is not its
+// operand's (argsort: int64) may declare `static constexpr DtypeSet self_dtypes` (what `self`
+// may have) for the same table; `dtypes` stays the result's set, which `call` checks. An op
+// whose result shape depends on the data (nonzero) declares `static constexpr bool cpu_only =
+// true;` (the table's PJRT column; its `resolve` or `lower` throws UnsupportedOperator there).
 #pragma once
 #include <array>        // std::array (multi-result ops)
 #include <cstdint>      // int64_t, uint32_t
@@ -354,26 +358,65 @@ AnyTensor call(std::span<const AnyTensor> in, const typename Op::Args& args) {
   });
 }
 
+/// True for an op whose entry point (`call` or `call_results`) a program compiles once: in
+/// programs built with `TORCHTPU_SEPARATE_OPS`, which link the translation unit that
+/// instantiates every op (src/ops/library.cpp; docs/design.md, "Compile time"). The
+/// `TORCHTPU_LIBRARY_OP(Op)` line after each op's struct sets it; elsewhere it is false and
+/// every translation unit instantiates what it calls (header-only).
+template <class Op>
+inline constexpr bool compiled_once = false;
+
+// TORCHTPU_LIBRARY_OP(Op) / TORCHTPU_LIBRARY_MULTI_OP(Op), written once after each library
+// op's struct (inside namespace torchtpu::ops): in a TORCHTPU_SEPARATE_OPS program an explicit
+// instantiation declaration of the op's entry point (other translation units call it without
+// compiling its kernels for eight dtypes), in src/ops/library.cpp (TORCHTPU_OPS_LIBRARY_TU) the
+// explicit instantiation definition; nothing in a header-only program.
+#if defined(TORCHTPU_OPS_LIBRARY_TU)
+#define TORCHTPU_OPS_INSTANTIATION_ template
+#elif defined(TORCHTPU_SEPARATE_OPS)
+#define TORCHTPU_OPS_INSTANTIATION_ extern template
+#endif
+#ifdef TORCHTPU_OPS_INSTANTIATION_
+#define TORCHTPU_LIBRARY_OP(Op)                          \
+  template <>                                            \
+  inline constexpr bool compiled_once<Op> = true;        \
+  TORCHTPU_OPS_INSTANTIATION_ AnyTensor call<Op>(std::span<const AnyTensor>, const Op::Args&)
+#define TORCHTPU_LIBRARY_MULTI_OP(Op)                                                                         \
+  template <>                                                                                                 \
+  inline constexpr bool compiled_once<Op> = true;                                                             \
+  TORCHTPU_OPS_INSTANTIATION_ std::array<AnyTensor, Op::results> call_results<Op>(std::span<const AnyTensor>, \
+                                                                                  const Op::Args&)
+#else
+#define TORCHTPU_LIBRARY_OP(Op) static_assert(true)
+#define TORCHTPU_LIBRARY_MULTI_OP(Op) static_assert(true)
+#endif
+
 /// `call` for operands of any dtypes whose result type `R` is known statically (the typed API
 /// of ops with index or mask operands, ops/indexing.hpp): the same rules, `resolve`, device path
 /// and operand conversions (`operand_dtype`), with only `cpu<R>` instantiated.
 /// **Errors:** as `call`; TypeError (internal) when `Op::infer`'s dtype is not `R`.
 template <library_op Op, element R>
 Tensor<R> call_mixed(std::span<const AnyTensor> in, const typename Op::Args& args) {
-  const std::vector<TensorMeta> metas = detail::metas_of(in);
-  const typename Op::Args a = detail::resolved<Op>(in, args);
-  const TensorMeta out = detail::checked_infer<Op>(metas, a);
-  detail::check_static_dtype<Op, R>(out.dtype);
-  if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out, out.dtype).template get<R>();
-  Tensor<R> r = Tensor<R>::empty(out.sizes);
-  if constexpr (detail::mixed_operands<Op>) {
-    detail::cpu_mixed<Op, R>(in, a, r);
+  if constexpr (compiled_once<Op>) {  // the kernels are compiled once, in `call<Op>`
+    const AnyTensor r = call<Op>(in, args);
+    detail::check_static_dtype<Op, R>(r.dtype());
+    return r.template get<R>();
   } else {
-    std::vector<Tensor<R>> conv;
-    for (const AnyTensor& t : in) conv.push_back(t.defined() ? detail::as_dtype<R>(t) : Tensor<R>());
-    Op::template cpu<R>(std::span<const Tensor<R>>(conv), a, r);
+    const std::vector<TensorMeta> metas = detail::metas_of(in);
+    const typename Op::Args a = detail::resolved<Op>(in, args);
+    const TensorMeta out = detail::checked_infer<Op>(metas, a);
+    detail::check_static_dtype<Op, R>(out.dtype);
+    if (!out.device.is_cpu()) return detail::device_call<Op>(in, a, out, out.dtype).template get<R>();
+    Tensor<R> r = Tensor<R>::empty(out.sizes);
+    if constexpr (detail::mixed_operands<Op>) {
+      detail::cpu_mixed<Op, R>(in, a, r);
+    } else {
+      std::vector<Tensor<R>> conv;
+      for (const AnyTensor& t : in) conv.push_back(t.defined() ? detail::as_dtype<R>(t) : Tensor<R>());
+      Op::template cpu<R>(std::span<const Tensor<R>>(conv), a, r);
+    }
+    return r;
   }
-  return r;
 }
 
 /// `call` for operands that all have element type `T` and a result of type `R` (the typed
@@ -381,7 +424,7 @@ Tensor<R> call_mixed(std::span<const AnyTensor> in, const typename Op::Args& arg
 /// is instantiated). **Errors:** as `call`.
 template <library_op Op, element R, element T>
 Tensor<R> call_typed(std::span<const Tensor<T>> in, const typename Op::Args& a) {
-  if constexpr (detail::mixed_operands<Op> || requires { Op::resolve(std::span<const AnyTensor>{}, a); }) {
+  if constexpr (compiled_once<Op> || detail::mixed_operands<Op> || requires { Op::resolve(std::span<const AnyTensor>{}, a); }) {
     const std::vector<AnyTensor> any(in.begin(), in.end());  // operand conversions, `resolve`
     return call_mixed<Op, R>(any, a);
   } else {

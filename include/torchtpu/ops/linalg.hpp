@@ -962,6 +962,18 @@ struct NanToNumOp {
   }
 };
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(EinsumOp);
+TORCHTPU_LIBRARY_OP(LinalgVectorNormOp);
+TORCHTPU_LIBRARY_OP(NormOp);
+TORCHTPU_LIBRARY_OP(FrobeniusNormOp);
+TORCHTPU_LIBRARY_OP(AddmmOp);
+TORCHTPU_LIBRARY_OP(BaddbmmOp);
+TORCHTPU_LIBRARY_OP(OuterOp);
+TORCHTPU_LIBRARY_OP(GerOp);
+TORCHTPU_LIBRARY_OP(LerpOp);
+TORCHTPU_LIBRARY_OP(NanToNumOp);
+
 }  // namespace ops
 
 /// Einstein summation over `operands` (torch.einsum); see ops::EinsumOp.

@@ -1119,6 +1119,17 @@ R embedding_bag_call(const AnyTensor& weight, AnyTensor indices, AnyTensor offse
 }
 }  // namespace detail
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(LogSoftmaxOp);
+TORCHTPU_LIBRARY_OP(MseLossOp);
+TORCHTPU_LIBRARY_OP(NllLossOp);
+TORCHTPU_LIBRARY_OP(NllLossNdOp);
+TORCHTPU_LIBRARY_OP(CrossEntropyLossOp);
+TORCHTPU_LIBRARY_OP(DropoutOp);
+TORCHTPU_LIBRARY_OP(PixelShuffleOp);
+TORCHTPU_LIBRARY_OP(PixelUnshuffleOp);
+TORCHTPU_LIBRARY_OP(EmbeddingBagOp);
+
 }  // namespace ops
 
 /// Run-time typed `log_softmax` along `dim` (torch.log_softmax; `dtype`: the result dtype, the

@@ -396,6 +396,13 @@ using VarOp = VarStdOp<false>;
 /// torch.std.
 using StdOp = VarStdOp<true>;
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(CumsumOp);
+TORCHTPU_LIBRARY_OP(CumprodOp);
+TORCHTPU_LIBRARY_OP(LogsumexpOp);
+TORCHTPU_LIBRARY_OP(VarOp);
+TORCHTPU_LIBRARY_OP(StdOp);
+
 }  // namespace ops
 
 /// The result element type of `cumsum`/`cumprod` of a `Tensor<T>`: int64 for integers and bool.

@@ -636,6 +636,13 @@ X norm_call(const X& x, std::initializer_list<const X*> opt, typename Op::Args a
 }
 }  // namespace detail
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(LayerNormOp);
+TORCHTPU_LIBRARY_OP(RmsNormOp);
+TORCHTPU_LIBRARY_OP(GroupNormOp);
+TORCHTPU_LIBRARY_OP(InstanceNormOp);
+TORCHTPU_LIBRARY_OP(BatchNormOp);
+
 }  // namespace ops
 
 /// Layer normalization over the trailing `normalized_shape` dims (torch.nn.functional.layer_norm);

@@ -631,6 +631,12 @@ X interpolate_impl(const X& x, const std::optional<Dims>& size, const std::optio
 }
 }  // namespace detail
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(UpsampleNearest1dOp);
+TORCHTPU_LIBRARY_OP(UpsampleNearest2dOp);
+TORCHTPU_LIBRARY_OP(UpsampleLinear1dOp);
+TORCHTPU_LIBRARY_OP(UpsampleBilinear2dOp);
+
 }  // namespace ops
 
 /// Nearest upsampling of `[N, C, W]` to `output_size` (aten::upsample_nearest1d); `scales` the

@@ -6,7 +6,7 @@
 //
 // The schema grammar is PyTorch's (native_functions.yaml, `torch._C._jit_get_schemas_for_operator`):
 //   name[.overload](Type name[=default], ..., *, kwarg-only args...) -> Type | (Type, ...)
-// Types: Tensor, Tensor?, Tensor[], Tensor(a), Tensor(a!), int, int?, int[], int[N], float,
+// Types: Tensor, Tensor?, Tensor[], Tensor?[], Tensor(a), Tensor(a!), int, int?, int[], int[N], float,
 // bool, str, Scalar, ScalarType?, SymInt[], and others kept by name.
 #pragma once
 #include <cctype>       // std::isalnum, std::isalpha, std::isdigit
@@ -46,6 +46,7 @@ struct ArgType {
   bool list = false;        ///< `T[]` or `T[N]`
   int fixed_len = 0;        ///< N of `T[N]` (0: any length)
   bool optional = false;    ///< `T?`
+  bool elem_optional = false;  ///< `T?[]`: a list whose elements may be None (`Tensor?[] indices`)
   std::string text;         ///< as written, e.g. `int[2]`
 };
 
@@ -177,6 +178,10 @@ class SchemaParser {
     if (pos_ < s_.size() && s_[pos_] == '(') {  // alias annotation: Tensor(a), Tensor(a!)
       while (pos_ < s_.size() && s_[pos_] != ')') ++pos_;
       expect(')');
+    }
+    if (pos_ + 1 < s_.size() && s_[pos_] == '?' && s_[pos_ + 1] == '[') {  // `Tensor?[]`: optional elements
+      ++pos_;
+      t.elem_optional = true;
     }
     if (pos_ < s_.size() && s_[pos_] == '[') {
       ++pos_;
@@ -345,8 +350,8 @@ class ArgReader {
     throw mismatch(name, "int[]", a);
   }
 
-  /// Every tensor argument in schema order, lists flattened; None for `Tensor?` gives an
-  /// undefined AnyTensor. **Errors:** TypeError when a tensor argument holds something else (a
+  /// Every tensor argument in schema order, lists flattened; None for `Tensor?` (and a None
+  /// element of `Tensor?[]`) gives an undefined AnyTensor. **Errors:** TypeError when a tensor argument holds something else (a
   /// list where the schema has one tensor, or one tensor where it has a list).
   std::vector<AnyTensor> tensors() const {
     std::vector<AnyTensor> r;

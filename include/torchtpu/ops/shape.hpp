@@ -904,6 +904,18 @@ struct ConstantPadNdOp {
   static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) { return PadOp::lower<B, V>(b, in, a, out); }
 };
 
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_OP(CatOp);
+TORCHTPU_LIBRARY_OP(StackOp);
+TORCHTPU_LIBRARY_OP(RollOp);
+TORCHTPU_LIBRARY_OP(TrilOp);
+TORCHTPU_LIBRARY_OP(TriuOp);
+TORCHTPU_LIBRARY_OP(RepeatOp);
+TORCHTPU_LIBRARY_OP(FlipOp);
+TORCHTPU_LIBRARY_OP(DiagOp);
+TORCHTPU_LIBRARY_OP(PadOp);
+TORCHTPU_LIBRARY_OP(ConstantPadNdOp);
+
 }  // namespace ops
 
 /// Concatenates `tensors` along `dim` (torch.cat); see ops::CatOp for shapes, dtypes and errors.

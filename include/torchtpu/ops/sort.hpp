@@ -144,8 +144,10 @@ struct ArgsortOp {
   static constexpr std::string_view name = "argsort", aten = "aten::argsort";
   static constexpr std::string_view schema = "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor";
   ///@}
-  /// The result's dtype (`self` may have any of the eight).
+  /// The result's dtype.
   static constexpr DtypeSet dtypes = DtypeSet::of({ScalarType::Int64});
+  /// `self`'s dtypes: any of the eight.
+  static constexpr DtypeSet self_dtypes = DtypeSet::all();
   /// Non-tensor arguments.
   using Args = SortOp::Args;
   /// Arguments from a model node or a run-time call.
@@ -238,6 +240,11 @@ struct TopkOp {
     return detail::lower_sort(b, in[0], d, a.largest, a.k);
   }
 };
+
+// Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
+TORCHTPU_LIBRARY_MULTI_OP(SortOp);
+TORCHTPU_LIBRARY_OP(ArgsortOp);
+TORCHTPU_LIBRARY_MULTI_OP(TopkOp);
 
 }  // namespace ops
 

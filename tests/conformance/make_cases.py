@@ -1143,6 +1143,26 @@ def index_ref(op):
     return f
 
 
+def index_list(g, shape, spec, views):
+    """aten::index's / index_put's `Tensor?[] indices` for `self` of `shape`: one entry per
+    element of `spec`, for dims 0, 1, ... in order. None: a full slice; ('i', index shape): an
+    index in [-size, size) (any view of it when `views`; an empty one for a size-0 dim);
+    ('p', n): n distinct positions (torch leaves the winner of a duplicate write unspecified)."""
+    l = []
+    for k, s in enumerate(spec):
+        size = shape[k]
+        if s is None:
+            l.append(None)
+        elif s[0] == 'p':
+            l.append(T(torch.from_numpy(g.rng.permutation(size)[:s[1]] - size * g.rng.integers(0, 2))))
+        elif views:
+            view = g.pick(g.views(len(s[1])))
+            l.append(g.index(s[1], size - 1, lo=-size, view=view) if size else g.index((0,), 0))
+        else:
+            l.append(g.index(s[1], size - 1, lo=-size))
+    return l
+
+
 def index_cases(g):
     for d in ALL:
         # (self shape, list spec): ('i', index shape, dim size) an index in [-size, size); None;
@@ -1151,16 +1171,7 @@ def index_cases(g):
                             ((2, 3, 4), [('i', (2,)), None, ('i', (2,))]), ((2, 3, 4), [None, ('i', (2, 2)), ('i', (2,))]),
                             ((2, 3, 4), [None, None, ('i', (3,))]), ((4, 3), [('i', ())]), ((4, 3), [None, ('i', ())]),
                             ((4, 3), [('i', (0,))]), ((0, 3), [None, ('i', (2,))]), ((5,), [('i', (2, 3))])]:
-            dims = iter(range(len(shape)))
-            l = []
-            for s in spec:
-                k = next(dims)
-                if s is None:
-                    l.append(None)
-                    continue
-                size = shape[k]
-                view = g.pick(g.views(len(s[1])))
-                l.append(g.index(s[1], size - 1, lo=-size, view=view) if size else g.index((0,), 0))
+            l = index_list(g, shape, spec, views=True)
             yield Case(g.t(shape, d, '?'), l)
         yield Case(g.t((4, 3), d), [g.index((3,), 3, dtype='int32', lo=-4)])  # int32 indices
         for shape, l in [((4, 3), [g.t((4, 3), 'bool')]), ((2, 3, 4), [None, g.t((3, 4), 'bool')]),
@@ -1183,16 +1194,7 @@ def index_put_cases(g):
                                          ((2, 3, 4), [('p', 2), None, ('i', (2,))], (2, 3), False),
                                          ((2, 3, 4), [None, ('i', (5,))], (), True), ((4, 3), [('i', (0,))], (3,), False),
                                          ((4, 3), [('i', (2, 2))], (1, 3), True)]:
-            dims = iter(range(len(shape)))
-            l = []
-            for s in spec:
-                k = next(dims)
-                if s is None:
-                    l.append(None)
-                elif s[0] == 'p':  # distinct positions: torch leaves the winner of a duplicate unspecified
-                    l.append(T(torch.from_numpy(g.rng.permutation(shape[k])[:s[1]] - shape[k] * g.rng.integers(0, 2))))
-                else:
-                    l.append(g.index(s[1], shape[k] - 1, lo=-shape[k]))
+            l = index_list(g, shape, spec, views=False)
             yield Case(g.t(shape, d, '?', specials=not acc, **(small if acc else {})), l,
                        g.t(vshape, d, '?', specials=not acc, **(small if acc else {})), acc)
         # x[mask] = v: one value (runs on devices as a select); one value per true element (cpu)

@@ -16,6 +16,7 @@
 #undef CHECK
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK_THROWS_*
 
+#include "compare.hpp"     // jit_test::max_rel
 #include "npy_tensor.hpp"  // npy_tensor
 
 namespace {
@@ -28,17 +29,7 @@ const std::string models_dir = TORCHTPU_JIT_MODELS;
 
 using jit_test::npy_tensor;
 
-/// max |a - b| / max |b| (the conformance measure).
-double rel_diff(const FloatTensor& a, const FloatTensor& b) {
-  REQUIRE(a.sizes() == b.sizes());
-  const FloatTensor ac = a.contiguous(), bc = b.contiguous();
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < ac.numel(); ++i) {
-    num = std::max(num, double(std::abs(ac.data_ptr()[i] - bc.data_ptr()[i])));
-    den = std::max(den, double(std::abs(bc.data_ptr()[i])));
-  }
-  return num / den;
-}
+using jit_test::max_rel;
 
 }  // namespace
 
@@ -51,11 +42,11 @@ TEST_CASE("jit: digits models match libtorch's logits", "[jit]") {
     for (Mode mode : {Mode::Fused, Mode::Strict, Mode::Debug}) {
       const FloatTensor y = m.forward(x, mode);
       REQUIRE(y.sizes() == torchtpu::Dims{360, 10});
-      CHECK(rel_diff(y, ref) < 1e-4);
+      CHECK(max_rel(y, ref) < 1e-4);
     }
     // One sample at a time gives the same logits (batch axis is -1 in the reshapes).
     const FloatTensor y1 = m.forward(x.narrow(0, 7, 1));
-    CHECK(rel_diff(y1, ref.narrow(0, 7, 1)) < 1e-4);
+    CHECK(max_rel(y1, ref.narrow(0, 7, 1)) < 1e-4);
   }
 }
 
@@ -69,7 +60,7 @@ TEST_CASE("jit: a traced module that was not frozen is frozen on load", "[jit]")
   const auto m = torchtpu::jit::load(models_dir + "/not_frozen.pt");
   CHECK(m.was_frozen_on_load());
   const FloatTensor y = m.forward(npy_tensor(models_dir + "/not_frozen.input.npy"));
-  CHECK(rel_diff(y, npy_tensor(models_dir + "/not_frozen.output.npy")) < 1e-6);
+  CHECK(max_rel(y, npy_tensor(models_dir + "/not_frozen.output.npy")) < 1e-6);
 }
 
 TEST_CASE("jit: errors", "[jit]") {
@@ -138,7 +129,7 @@ TEST_CASE("jit: constant weights are shared with the libtorch module, not copied
   // same answer and the module stays usable after the first forward.
   const FloatTensor x = npy_tensor(models_dir + "/not_frozen.input.npy");
   const FloatTensor a = m.forward(x), b = m.forward(x);
-  CHECK(rel_diff(a, b) == 0.0);
+  CHECK(max_rel(a, b) == 0.0);
   const at::Tensor t = m.torch_forward(torchtpu::jit::detail::to_torch_float(x));
-  CHECK(rel_diff(a, torchtpu::jit::detail::borrow_float(t.contiguous(), "out")) < 1e-6);
+  CHECK(max_rel(a, torchtpu::jit::detail::borrow_float(t.contiguous(), "out")) < 1e-6);
 }

@@ -19,6 +19,7 @@
 #include <torchtpu/ops/pool_indices.hpp>   // max_pool2d_with_indices, adaptive_max_pool2d, ...
 
 #include "../test_backend.hpp"  // test_kind
+#include "compare.hpp"          // jit_test::max_rel
 
 namespace {
 
@@ -27,17 +28,7 @@ using torchtpu::jit::FloatTensor;
 using torchtpu::jit::Graph;
 using torchtpu::jit::Value;
 
-/// max |a - b| / max |b| (0 for equal tensors).
-double max_rel(const FloatTensor& a, const FloatTensor& b) {
-  REQUIRE(a.sizes() == b.sizes());
-  const FloatTensor ac = a.contiguous(), bc = b.contiguous();
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < ac.numel(); ++i) {
-    num = std::max(num, double(std::abs(ac.data_ptr()[i] - bc.data_ptr()[i])));
-    den = std::max(den, double(std::abs(bc.data_ptr()[i])));
-  }
-  return den > 0 ? num / den : num;
-}
+using jit_test::max_rel;
 
 /// The backend under test: the TPU emulator (`tpu`) or XLA's CPU plugin (tests/test_backend.hpp).
 std::shared_ptr<torchtpu::pjrt::Client> backend() { return torchtpu::pjrt::Client::get(ttest::test_kind()); }

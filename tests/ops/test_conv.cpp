@@ -32,20 +32,12 @@ using namespace torchtpu;
 
 using optest::check_near;
 using optest::per_dtype;
+using optest::sinus;
 using optest::vals;
 
 namespace {
 
 using V = std::vector<int64_t>;
-
-/// `sin(i * f) * a` rounded to float32, then to T (the literals' inputs).
-template <class T>
-Tensor<T> sinus(const Dims& s, double f = 0.37, double a = 2.0) {
-  std::vector<float> v(static_cast<size_t>(numel(s)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(double(i) * f) * a);
-  const Tensor<float> t = from_data(v.data(), s);
-  return Tensor<T>(t.template to<T>());
-}
 
 /// Relative and absolute tolerance of a dtype-T result against a float64 reference computed
 /// from the same T inputs (rounded once; float32 accumulation for the 16-bit types and float32).

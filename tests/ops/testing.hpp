@@ -128,6 +128,16 @@ torchtpu::Tensor<T> input(const torchtpu::Dims& s, uint64_t seed, double lo = -2
   return torchtpu::Tensor<T>(torchtpu::Tensor<float>(u * float(hi - lo) + float(lo)).template to<T>());
 }
 
+/// `sin(i * f) * a` for the i-th element in row-major order, rounded to float32, then to T
+/// (inputs whose torch literals the convolution and pooling tests hold).
+template <class T>
+torchtpu::Tensor<T> sinus(const torchtpu::Dims& s, double f = 0.37, double a = 2.0) {
+  std::vector<float> v(static_cast<size_t>(torchtpu::numel(s)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(double(i) * f) * a);
+  const torchtpu::Tensor<float> t = torchtpu::from_data(v.data(), s);
+  return torchtpu::Tensor<T>(t.template to<T>());
+}
+
 /// `per_dtype` (tests/tolerance.hpp), for `using optest::per_dtype;`.
 using ::per_dtype;
 

@@ -15,6 +15,7 @@
 #include "../ops/reduce.hpp"   // mean, sum, softmax, log_softmax
 #include "../ops/unary.hpp"    // activations
 #include "../ops/norm.hpp"     // layer_norm (the encoder layer's norms)
+#include "../ops/region.hpp"   // region_op_id (the roles of elementwise nodes in run-time regions)
 #include "kernels.hpp"         // linear, attention, epilogues
 #include "library_ops.hpp"     // register_library_ops (the operator library's ops)
 #include "registry.hpp"        // Registry, OpDef, OpContext
@@ -408,6 +409,7 @@ inline void register_builtin_ops(Registry& r) {
     d.in_place = in_place;
     d.epilogue_of = ep;
     d.kernel = [ep, name, in_place](OpContext& c) { activation(c, ep(c.in), name.c_str(), in_place); };
+    if (!in_place) d.region.kind = RegionRole::Kind::Activation;  // a member of run-time regions (jit/region.hpp)
     r.add(std::move(d));
   };
 
@@ -666,6 +668,14 @@ inline void register_builtin_ops(Registry& r) {
                           BinDef{"aten::pow", Bin::Pow, false, false, false, false}}) {
     def(b.name, [b](OpContext& c) { binary(c, b.op, b.name, b.reverse, b.in_place, b.alpha, b.mode); }, true,
         b.in_place);
+    // add, sub, rsub, mul, div (not the in-place forms): members of run-time regions (jit/region.hpp)
+    const int rop = b.op == Bin::Add ? ops::region_op_id<AddOp>() : b.op == Bin::Sub ? ops::region_op_id<SubOp>()
+                  : b.op == Bin::Mul ? ops::region_op_id<MulOp>() : b.op == Bin::Div ? ops::region_op_id<DivOp>() : -1;
+    if (!b.in_place && rop >= 0) {
+      OpDef d = *r.find(b.name);
+      d.region = RegionRole{RegionRole::Kind::Binary, rop, b.reverse, b.alpha, b.mode};
+      r.add(std::move(d));
+    }
   }
   struct ActDef { const char* name; K kind; };
   for (const ActDef& a : {ActDef{"relu", K::Relu}, ActDef{"sigmoid", K::Sigmoid}, ActDef{"silu", K::Silu},

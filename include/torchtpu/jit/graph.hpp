@@ -6,27 +6,19 @@
 #include <cstdio>     // std::fprintf
 #include <map>        // std::map
 #include <memory>     // std::shared_ptr
+#include <optional>   // std::optional
 #include <string>     // std::string
 #include <type_traits>  // std::is_floating_point_v
 #include <utility>    // std::move
 #include <vector>     // std::vector
 
 #include "../core/errors.hpp"  // UnsupportedOperator, ValueError, ...
+#include "node.hpp"            // Node
+#include "region.hpp"          // Region, find_regions, run_region_fast
 #include "registry.hpp"        // registry, OpDef, Mode
 #include "value.hpp"           // Value
 
 namespace torchtpu::jit {
-
-/// One node of the run-time graph.
-struct Node {
-  std::string kind;                  ///< TorchScript kind, e.g. `aten::linear`
-  std::shared_ptr<const OpDef> op;   ///< null while the kind is unknown (the graph then fails to finalize)
-  ///@{
-  std::vector<int> inputs, outputs;  ///< value slots
-  ///@}
-  std::string location;              ///< `node 12 (model.py:30:0)`, for error messages
-  Epilogue epilogue{};               ///< activation fused in (fused mode only)
-};
 
 /// A straight-line graph of registry ops over value slots.
 ///
@@ -34,7 +26,10 @@ struct Node {
 /// which throws UnsupportedOperator listing every unknown kind (count and first location)
 /// before anything runs. `run` executes it node by node; in `Mode::Fused` an activation
 /// whose input is produced by a linear/conv/elementwise node used nowhere else runs inside
-/// that node (the matmul epilogue or the same elementwise pass).
+/// that node (the matmul epilogue or the same elementwise pass), and then each maximal tree
+/// of elementwise nodes whose intermediate values have one reader runs as one region node:
+/// one pass over blocks of the output on the cpu, or its nodes one by one when the values
+/// do not allow it (jit/region.hpp).
 class Graph {
  public:
   /// Adds an input named `name`; returns its value slot.
@@ -136,7 +131,7 @@ class Graph {
       throw UnsupportedOperator(msg);
     }
     plain_ = plan(nodes_);
-    fused_ = plan(fuse(nodes_));
+    fused_ = plan(find_regions(fuse(nodes_), outputs_, slots_.size()));
   }
 
   /// Runs the graph on `inputs` (one per graph input). Returns the graph outputs.
@@ -149,24 +144,8 @@ class Graph {
     const Plan& p = mode == Mode::Fused ? fused_ : plain_;
     std::vector<Value> slots = slots_;
     for (size_t i = 0; i < inputs.size(); ++i) slots[size_t(inputs_[i])] = std::move(inputs[i]);
-    std::vector<const Value*> in;
     for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
-      const Node& n = p.nodes[ni];
-      in.clear();
-      for (int s : n.inputs) in.push_back(&slots[size_t(s)]);
-      std::vector<Value> out(n.outputs.size());
-      OpContext ctx{in, out, n.epilogue};
-      try {
-        n.op->kernel(ctx);
-      } catch (const ShapeError& e) { throw ShapeError(context(n) + e.what());
-      } catch (const TypeError& e) { throw TypeError(context(n) + e.what());
-      } catch (const IndexError& e) { throw IndexError(context(n) + e.what());
-      } catch (const ValueError& e) { throw ValueError(context(n) + e.what());
-      } catch (const UnsupportedOperator& e) { throw UnsupportedOperator(context(n) + e.what());
-      } catch (const Error& e) { throw Error(context(n) + e.what());
-      } catch (const std::exception& e) { throw Error(context(n) + e.what()); }
-      if (mode == Mode::Debug) check_finite(n, out);
-      for (size_t i = 0; i < out.size(); ++i) slots[size_t(n.outputs[i])] = std::move(out[i]);
+      exec(p.nodes[ni], slots, mode);
       for (int s : p.frees[ni]) slots[size_t(s)] = Value();
     }
     std::vector<Value> r;
@@ -182,7 +161,8 @@ class Graph {
   const std::vector<int>& input_slots() const noexcept { return inputs_; }
   /// Value slots of the graph's outputs.
   const std::vector<int>& output_slots() const noexcept { return outputs_; }
-  /// Number of nodes each mode executes (fused mode runs fewer: activations merged).
+  /// Number of nodes each mode executes (fused mode runs fewer: activations merged, and a
+  /// region counts as one node).
   size_t executed_nodes(Mode mode) const noexcept { return (mode == Mode::Fused ? fused_ : plain_).nodes.size(); }
   /// Number of inputs.
   size_t num_inputs() const noexcept { return inputs_.size(); }
@@ -226,6 +206,36 @@ class Graph {
       if (kind == r)
         return "random sampling, e.g. dropout in a module traced in training mode; trace the model after model.eval()";
     return "";
+  }
+
+  /// Runs node `n` on `slots` (its outputs written there). A region node runs in one pass
+  /// when its values allow it (jit/region.hpp), otherwise member by member, each as the
+  /// unfused graph runs it (its errors name the member).
+  void exec(const Node& n, std::vector<Value>& slots, Mode mode) const {
+    if (n.region) {
+      if (std::optional<Value> v = run_region_fast(*n.region, slots)) {
+        slots[size_t(n.outputs[0])] = std::move(*v);
+        return;
+      }
+      for (const Node& m : n.region->members) exec(m, slots, mode);
+      for (int s : n.region->intermediates) slots[size_t(s)] = Value();
+      return;
+    }
+    std::vector<const Value*> in;
+    for (int s : n.inputs) in.push_back(&slots[size_t(s)]);
+    std::vector<Value> out(n.outputs.size());
+    OpContext ctx{in, out, n.epilogue};
+    try {
+      n.op->kernel(ctx);
+    } catch (const ShapeError& e) { throw ShapeError(context(n) + e.what());
+    } catch (const TypeError& e) { throw TypeError(context(n) + e.what());
+    } catch (const IndexError& e) { throw IndexError(context(n) + e.what());
+    } catch (const ValueError& e) { throw ValueError(context(n) + e.what());
+    } catch (const UnsupportedOperator& e) { throw UnsupportedOperator(context(n) + e.what());
+    } catch (const Error& e) { throw Error(context(n) + e.what());
+    } catch (const std::exception& e) { throw Error(context(n) + e.what()); }
+    if (mode == Mode::Debug) check_finite(n, out);
+    for (size_t i = 0; i < out.size(); ++i) slots[size_t(n.outputs[i])] = std::move(out[i]);
   }
 
   static std::string context(const Node& n) { return "forward: " + n.kind + " at " + n.location + ": "; }

@@ -8,6 +8,7 @@
 #include <vector>       // std::vector
 
 #include "../ops/all.hpp"  // LibraryOps, ops::call_args, ops::Arg
+#include "../ops/region.hpp"  // region_op_id (UnaryOps that are region steps)
 #include "kernels.hpp"      // with_epilogue (fused activations)
 #include "registry.hpp"    // Registry, OpDef, OpContext
 #include "value.hpp"       // Value, FloatTensor
@@ -46,6 +47,8 @@ inline void register_elementwise_ops(Registry& r) {
           return AnyTensor(Tensor<R>(make_map(Op{}, t)));
         }));
       };
+      // float32 -> float32 ops are members of run-time regions (jit/region.hpp)
+      if constexpr (ops::region_op_id<Op>() >= 0) d.region = RegionRole{RegionRole::Kind::Unary, ops::region_op_id<Op>()};
       r.add(std::move(d));
     }
   });

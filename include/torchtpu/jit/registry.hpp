@@ -2,6 +2,7 @@
 // kind (`aten::linear`, `prim::ListConstruct`, ...) maps to one `OpDef` holding its CPU kernel,
 // its fusion role and an optional StableHLO lowering; `register_op` adds user ops.
 #pragma once
+#include <cstdint>        // uint8_t
 #include <functional>     // std::function
 #include <map>            // std::map
 #include <memory>         // std::shared_ptr
@@ -65,6 +66,20 @@ using Kernel = std::function<void(OpContext& ctx)>;
 struct LowerContext;
 using Lowering = std::function<void(LowerContext&)>;
 
+/// A node's part in the run-time elementwise regions of `Mode::Fused` (jit/region.hpp): how
+/// its float32 values are computed by region steps (ops/region.hpp). Registry entries without
+/// one (user ops, in-place forms) are never region members.
+struct RegionRole {
+  /// What the node computes. Binary: `a op (alpha · b)` (aten::add/sub/mul/div, rsub with the
+  /// operands swapped); Unary: the one-operand op `op`; Activation: the op's `epilogue_of`.
+  enum class Kind : uint8_t { None, Binary, Unary, Activation };
+  Kind kind = Kind::None;  ///< the node's role (None: never a member)
+  int op = -1;           ///< the region op id (ops::region_op_id) of Binary and Unary roles
+  bool reverse = false;  ///< Binary: operands swapped (rsub)
+  bool alpha = false;    ///< Binary: input 2 is alpha
+  bool mode = false;     ///< Binary: input 2 is a rounding mode (None only joins a region's fast path)
+};
+
 /// One operator: its TorchScript name, CPU kernel, optional lowering, and fusion roles.
 struct OpDef {
   std::string name;       ///< TorchScript node kind, e.g. `aten::_convolution`
@@ -83,6 +98,8 @@ struct OpDef {
   /// the kernel and the lowering compute what torch computes for them; otherwise the argument,
   /// its value and why (`train=True, p=0.5: ...`), and the graph is rejected with the op's name.
   std::function<std::string(std::span<const Value* const>)> check;
+  /// Its part in run-time elementwise regions (None: never a member).
+  RegionRole region{};
 };
 
 /// The registry: node kind → OpDef. Thread-safe for registration; look-ups happen when a

@@ -189,7 +189,12 @@ inline std::vector<Node> find_regions(std::vector<Node> nodes, const std::vector
   };
   std::vector<int> in_place_before(N + 1, 0);
   for (size_t i = 0; i < N; ++i) in_place_before[i + 1] = in_place_before[i] + (nodes[i].op && nodes[i].op->in_place ? 1 : 0);
-  std::vector<int> parent(N, -1), root(N, -1);
+  // parent[i]: the member reading node i's value into its region; root[i]: the region's last
+  // member. One allocation for both, sized like in_place_before (GCC 12 -O3 reports a false
+  // -Walloc-size-larger-than= on two vectors of N built here)
+  std::vector<int> tree(2 * (N + 1), -1);
+  int* const parent = tree.data();
+  int* const root = tree.data() + (N + 1);
   for (size_t i = 0; i < N; ++i) {
     if (!member(nodes[i])) continue;
     const size_t s = size_t(nodes[i].outputs[0]);

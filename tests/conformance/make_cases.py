@@ -1015,13 +1015,18 @@ def max_pool2d_cases(g):
         yield Case(g.t((5, 5), d), [2, 2], [], [0, 0], [1, 1], False, error=True)  # rank
 
 
+def pool_range(d):
+    """Value bounds for an average pooling's operand: int64 windows sum without overflow."""
+    return {'lo': -1000, 'hi': 1000} if d == 'int64' else {}
+
+
 def avg_pool2d_cases(g):
-    for d in FLOATING:
+    for d in FLOATING + ['int64']:  # int64: torch's cpu kernel divides with truncation
         for shape, k, s, p, ceil, cip, div in [((1, 2, 6, 7), [2, 2], [], [0, 0], False, True, None),
                                                ((2, 1, 7, 7), [3, 3], [2, 2], [1, 1], True, False, None),
                                                ((1, 2, 7, 8), [3, 2], [2, 1], [1, 1], True, True, None),
                                                ((2, 5, 5), [2, 3], [1, 2], [0, 1], False, True, 5)]:
-            yield Case(g.t(shape, d, '?', specials=False), k, s, p, ceil, cip, div)
+            yield Case(g.t(shape, d, '?', specials=False, **pool_range(d)), k, s, p, ceil, cip, div)
         yield Case(g.t((1, 2, 5, 5), d), [3, 3], [1, 1], [2, 2], False, True, None, error=True)
 
 
@@ -1068,10 +1073,10 @@ def max_pool1d_cases(g):
 
 
 def avg_pool1d_cases(g):
-    for d in FLOATING:
+    for d in FLOATING + ['int64']:
         for shape, k, s, p, ceil, cip in [((1, 2, 9), [2], [], [0], False, True), ((2, 3, 10), [3], [2], [1], True, False),
                                           ((1, 2, 11), [4], [3], [2], True, True), ((3, 7), [3], [1], [1], False, False)]:
-            yield Case(g.t(shape, d, '?', specials=False), k, s, p, ceil, cip)
+            yield Case(g.t(shape, d, '?', specials=False, **pool_range(d)), k, s, p, ceil, cip)
         yield Case(g.t((1, 2, 5), d), [3], [1], [2], False, True, error=True)
 
 

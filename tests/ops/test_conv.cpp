@@ -514,7 +514,9 @@ TEST_CASE("convolution and pooling: errors name the op and the operands", "[ops]
   throws([&] { avg_pool2d(x, {7}); }, "aten::avg_pool2d: the output size [0, 0] is too small");
   throws([&] { avg_pool2d(x, {2}, {}, {0}, false, true, 0); }, "aten::avg_pool2d: divisor_override must be positive, got 0");
   throws([&] { max_pool2d(AnyTensor(Tensor<bool>::empty(Dims{1, 3, 5, 5})), {2}); }, "aten::max_pool2d: expected a numeric input (not bool)");
-  throws([&] { avg_pool2d(AnyTensor(Tensor<int64_t>::empty(Dims{1, 3, 5, 5})), {2}); }, "aten::avg_pool2d: expected a floating point input");
+  throws([&] { avg_pool2d(AnyTensor(Tensor<uint8_t>::empty(Dims{1, 3, 5, 5})), {2}); },
+         "aten::avg_pool2d: dtype uint8 is not supported (operands [1, 3, 5, 5] uint8; supported: int64, float16, bfloat16, "
+         "float32, float64)");
   throws([&] { adaptive_avg_pool2d(x, {2, 2, 2}); }, "aten::adaptive_avg_pool2d: output_size must be one or two non-negative ints");
   throws([&] { adaptive_avg_pool2d(sinus<float>(Dims{1, 3, 0, 5}), {2}); },
          "aten::adaptive_avg_pool2d: expected non-zero sizes in every dim but the batch (operands [1, 3, 0, 5] float32)");

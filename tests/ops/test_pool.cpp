@@ -441,5 +441,26 @@ TEST_CASE("pooling: errors name the op and the operand", "[ops][pool][errors]") 
   throws([&] { adaptive_avg_pool1d(sinus<float>(Dims{3, 0}), {2}); },
          "aten::adaptive_avg_pool1d: expected non-zero sizes in every dim but the batch (operands [3, 0] float32)");
   // the dtype set: checked after the shape rule
-  throws([&] { avg_pool1d(AnyTensor(Tensor<int64_t>::empty(Dims{1, 3, 5})), {2}); }, "aten::avg_pool1d: expected a floating point input");
+  throws([&] { avg_pool1d(AnyTensor(Tensor<int32_t>::empty(Dims{1, 3, 5})), {2}); },
+         "aten::avg_pool1d: dtype int32 is not supported (operands [1, 3, 5] int32; supported: int64, float16, bfloat16, float32, float64)");
+  throws([&] { avg_pool2d(Tensor<bool>::empty(Dims{1, 3, 5, 5}), {2}); }, "aten::avg_pool2d: expected a numeric input");
+}
+
+TEST_CASE("avg_pool2d and avg_pool1d on int64: the sum divided with truncation toward zero (torch 1.13)", "[ops][pool]") {
+  // x = torch.arange(-8, 17).view(1, 1, 5, 5); values printed by torch 1.13's cpu kernel
+  const Tensor<int64_t> x = arange<int64_t>(-8, 17).view({1, 1, 5, 5});
+  // F.avg_pool2d(x, 2): [-20, -12, 20, 28] / 4
+  check_near(vals(avg_pool2d(x, {2})), {-5, -3, 5, 7}, 0, 0);
+  // F.avg_pool2d(x, 3, stride=2, padding=1): the corner window sums to -20, / 9 -> -2
+  check_near(vals(avg_pool2d(x, {3}, {2}, {1})), {-2, -2, 0, 1, 4, 3, 4, 7, 5}, 0, 0);
+  // count_include_pad=False: -20 / 4 = -5, -21 / 6 = -3 (not floor's -4)
+  check_near(vals(avg_pool2d(x, {3}, {2}, {1}, false, false)), {-5, -3, -2, 2, 4, 5, 10, 11, 13}, 0, 0);
+  // F.avg_pool2d(x, [2, 3], stride=[1, 2], padding=[0, 1], divisor_override=5)
+  check_near(vals(avg_pool2d(AnyTensor(x), {2, 3}, {1, 2}, {0, 1}, false, true, 5).get<int64_t>()),
+             {-4, -4, -1, 0, 1, 2, 4, 7, 6, 8, 13, 10}, 0, 0);
+  // F.avg_pool1d(x[0], 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+  check_near(vals(avg_pool1d(x.view({1, 5, 5}), {3}, {2}, {1}, true, false)),
+             {-7, -6, -4, -2, -1, 0, 2, 4, 5, 7, 9, 10, 12, 14, 15}, 0, 0);
+  const std::vector<ops::Arg> a = {AnyTensor(x), V{2}, V{}, V{0}, false, true, ops::Arg()};
+  CHECK(ops::call_by_name("aten::avg_pool2d", a).dtype() == ScalarType::Int64);
 }

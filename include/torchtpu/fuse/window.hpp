@@ -68,7 +68,8 @@ constexpr T window_lowest() {
 /// Output (oh, ow) of plane `plane` of the planes at `x` (not `a.x`) computed by plain loops in
 /// element and accumulator type `T`: the definition of every value. `T` float: every kind (the
 /// engine's float32 path and its vector kernels' borders); double: max and avg pooling in
-/// float64; integer types: max pooling (from the type's lowest value instead of -inf).
+/// float64; integer types: max pooling (from the type's lowest value instead of -inf) and
+/// int64 average pooling (the sum divided with C++'s truncating `/`, as torch's cpu kernel).
 template <class T>
 T window_value(const Window2dArgs& a, const T* x, int64_t plane, int64_t oh, int64_t ow) {
   const T* xc = x + plane * a.H * a.W;
@@ -235,7 +236,7 @@ inline void window2d(const Window2dArgs& a) {
 
 /// `window2d` on planes of element type `T` at `x`, written to `out` (`a.x`, `a.out` unused):
 /// float32 runs `window2d`'s kernels; another `T` (double: max and avg pooling; integers: max
-/// pooling) the plain loops of window_value, split over the thread pool the same way.
+/// pooling, and int64 avg pooling) the plain loops of window_value, split over the thread pool the same way.
 template <class T>
 void window2d_typed(const Window2dArgs& a, const T* x, T* out) {
   if constexpr (std::is_same_v<T, float>) {

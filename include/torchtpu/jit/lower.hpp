@@ -9,6 +9,8 @@
 #include <memory>      // std::shared_ptr
 #include <mutex>       // std::mutex
 #include <string>      // std::string
+#include <string_view> // std::string_view
+#include <type_traits> // std::is_base_of_v
 #include <vector>      // std::vector
 
 #include "../core/errors.hpp"           // UnsupportedOperator, ShapeError
@@ -106,32 +108,49 @@ inline sh::Value bin(sh::Builder& b, const char* op, const sh::Value& x, const s
   return b.binary(op, bcast(b, x, d), bcast(b, y, d));
 }
 
+/// One-operand elementwise op struct `op` on `x`: the struct's own `lower` hook, or its
+/// StableHLO name (`hlo`) — the lowering the eager devices use (device/lower.hpp), so a model
+/// graph's elementwise node has no second definition. A floating op (floating_policy) computes
+/// an integer or bool `x` in float32, as its cpu path does.
+/// **Errors:** UnsupportedOperator when the op has neither.
+template <class Op>
+sh::Value lower_unary(sh::Builder& b, const Op& op, sh::Value x) {
+  if constexpr (std::is_base_of_v<floating_policy, Op>)
+    if (!is_floating(x.dtype)) x = b.convert(x, ScalarType::Float);
+  if constexpr (requires(sh::Builder& bb, const sh::Value* v) { op.lower(bb, v); }) {
+    return op.lower(b, &x);
+  } else {
+    constexpr std::string_view prefix = "stablehlo.";
+    if (Op::hlo == "chlo.erf") return b.unary("erf", x);
+    if (Op::hlo.substr(0, prefix.size()) == prefix) return b.unary(Op::hlo.substr(prefix.size()), x);
+    throw UnsupportedOperator(std::string(Op::aten) + " has no StableHLO lowering");
+  }
+}
+
+/// Epilogue `ep` (a fused activation) applied to `x`: the activation's op struct lowered by
+/// lower_unary, the same struct jit/kernels.hpp's with_epilogue runs on the cpu.
 inline sh::Value act(sh::Builder& b, Epilogue ep, const sh::Value& x) {
   using K = Epilogue::Kind;
-  const auto& d = x.dims;
   switch (ep.kind) {
     case K::None: return x;
-    case K::Relu: return b.maximum(x, splat(b, 0, d));
+    case K::Relu: return lower_unary(b, ReluOp{}, x);
     case K::Clamp: {
-      sh::Value r = x;
-      if (std::isfinite(ep.lo)) r = b.maximum(r, splat(b, ep.lo, d));
-      if (std::isfinite(ep.hi)) r = b.minimum(r, splat(b, ep.hi, d));
-      return r;
+      ClampOp op;
+      op.lo = ep.lo;
+      op.hi = ep.hi;
+      return lower_unary(b, op, x);
     }
-    case K::Sigmoid: return b.unary("logistic", x);
-    case K::Silu: return b.multiply(x, b.unary("logistic", x));
-    case K::Tanh: return b.tanh(x);
-    case K::Gelu:  // 0.5 x (1 + erf(x / sqrt 2))
-      return b.multiply(b.multiply(splat(b, 0.5, d), x),
-                        b.add(splat(b, 1, d), b.erf(b.multiply(x, splat(b, 1.0 / std::sqrt(2.0), d)))));
-    case K::GeluTanh: {  // torch's approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-      const sh::Value inner = b.multiply(splat(b, std::sqrt(2.0 / 3.14159265358979323846), d),
-                                         b.add(x, b.multiply(splat(b, 0.044715, d), b.multiply(x, b.multiply(x, x)))));
-      return b.multiply(b.multiply(splat(b, 0.5, d), x), b.add(splat(b, 1, d), b.tanh(inner)));
+    case K::Sigmoid: return lower_unary(b, SigmoidOp{}, x);
+    case K::Silu: return lower_unary(b, SiluOp{}, x);
+    case K::Tanh: return lower_unary(b, TanhOp{}, x);
+    case K::Gelu: return lower_unary(b, GeluOp{}, x);
+    case K::GeluTanh: {
+      GeluOp op;
+      op.tanh_approx = true;
+      return lower_unary(b, op, x);
     }
-    case K::Hardsigmoid:
-      return b.divide(b.minimum(b.maximum(b.add(x, splat(b, 3, d)), splat(b, 0, d)), splat(b, 6, d)), splat(b, 6, d));
-    case K::Hardswish: return b.multiply(x, act(b, Epilogue{K::Hardsigmoid}, x));
+    case K::Hardsigmoid: return lower_unary(b, HardsigmoidOp{}, x);
+    case K::Hardswish: return lower_unary(b, HardswishOp{}, x);
   }
   return x;
 }
@@ -310,24 +329,10 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
   static const std::map<std::string, GraphLowering> m = [] {
     std::map<std::string, GraphLowering> r;
     ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) { r[std::string(Op::aten)] = &lower_library_op<Op>; });
-    // one-operand elementwise ops (the entries below replace the activations'): the struct's
-    // hook, or its StableHLO name; math functions compute integers in float32
+    // one-operand elementwise ops: the struct's lowering (lower_unary); the activations below
+    // go through act, which lowers their structs the same way
     ops::UnaryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
-      {
-        r[std::string(Op::aten)] = [](LowerContext& c) {
-          sh::Value x = c.dev(0);
-          if constexpr (std::is_base_of_v<floating_policy, Op>)
-            if (!is_floating(x.dtype)) x = c.b.convert(x, ScalarType::Float);
-          if constexpr (requires(const Op& op, sh::Builder& b, const sh::Value* v) { op.lower(b, v); }) {
-            c.out[0] = LValue::of(Op{}.lower(c.b, &x));
-          } else {
-            constexpr std::string_view prefix = "stablehlo.";
-            if (Op::hlo == "chlo.erf") c.out[0] = LValue::of(c.b.unary("erf", x));
-            else if (Op::hlo.substr(0, prefix.size()) == prefix) c.out[0] = LValue::of(c.b.unary(Op::hlo.substr(prefix.size()), x));
-            else throw UnsupportedOperator(std::string(Op::aten) + " has no StableHLO lowering");
-          }
-        };
-      }
+      r[std::string(Op::aten)] = [](LowerContext& c) { c.out[0] = LValue::of(lower_unary(c.b, Op{}, c.dev(0))); };
     });
     auto unary_act = [](Epilogue::Kind k) {
       return [k](LowerContext& c) { c.out[0] = LValue::of(act(c.b, Epilogue{k, 0, 0}, c.dev(0))); };

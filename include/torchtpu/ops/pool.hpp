@@ -284,7 +284,8 @@ PoolGeom pool_geom_of(const Tensor<T>& x, const PoolArgs& a, bool max, std::stri
 }
 
 /// The members of the max and average pooling ops (names, schema and dtypes are the op's own):
-/// spatial rank `Nsp`, max (`Max`, integer inputs with `Ints`) or average.
+/// spatial rank `Nsp`, max (`Max`) or average; integer inputs pass the geometry with `Ints` (the
+/// dtype set then says which).
 template <class Self, int Nsp, bool Max, bool Ints = false>
 struct PoolBase {
   /// Non-tensor arguments.
@@ -364,11 +365,13 @@ struct MaxPool1dOp : detail::PoolBase<MaxPool1dOp, 1, true> {
 ///
 /// **Shapes:** as max_pool2d (no dilation).
 /// **Dtypes:** float16, bfloat16, float32, float64 (16-bit types sum in float32 and round
-/// once). torch 1.13 also allows int64 on the cpu; not here.
-/// **Errors:** as max_pool2d; TypeError for a non-floating input; ValueError for a
-/// `divisor_override` that is not positive (torch rejects 0 only).
+/// once) and int64 as torch's cpu kernel: the sum in int64 divided with truncation toward zero
+/// (C++ `/`; StableHLO's integer divide), e.g. a window summing to -21 over 6 elements gives -3.
+/// **Errors:** as max_pool2d; TypeError for bool, uint8 and int32 inputs (torch: "not
+/// implemented for 'Int'"); ValueError for a `divisor_override` that is not positive (torch
+/// rejects 0 only).
 /// **Source:** torch avg_pool2d (aten/src/ATen/native/AveragePool2d.cpp).
-struct AvgPool2dOp : detail::PoolBase<AvgPool2dOp, 2, false> {
+struct AvgPool2dOp : detail::PoolBase<AvgPool2dOp, 2, false, true> {
   ///@{
   /// Names and schema.
   static constexpr std::string_view name = "avg_pool2d", aten = "aten::avg_pool2d";
@@ -376,19 +379,20 @@ struct AvgPool2dOp : detail::PoolBase<AvgPool2dOp, 2, false> {
       "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
       "bool count_include_pad=True, int? divisor_override=None) -> Tensor";
   ///@}
-  /// The dtypes (floating; see the struct's docstring).
-  static constexpr DtypeSet dtypes = DtypeSet::floating();
+  /// The dtypes (floating and int64, as torch's cpu kernel; see the struct's docstring).
+  static constexpr DtypeSet dtypes = DtypeSet::of({ScalarType::Half, ScalarType::BFloat16, ScalarType::Float,
+                                                   ScalarType::Double, ScalarType::Int64});
 };
 
 /// 1-D average pooling (torch.nn.functional.avg_pool1d): avg_pool2d of `input` with H = 1.
 ///
 /// **Shapes:** `input: [N, C, L]` or `[C, L]` → `[N, C, OL]` (or `[C, OL]`); `kernel_size`,
 /// `stride` (empty: the kernel size), `padding`: one value each.
-/// **Dtypes:** float16, bfloat16, float32, float64 (as avg_pool2d; torch also allows int64).
+/// **Dtypes:** float16, bfloat16, float32, float64, int64 (as avg_pool2d: int64 truncates).
 /// **Errors:** as avg_pool2d; ValueError for lists of another length than 1.
 /// **Source:** torch avg_pool1d (aten/src/ATen/native/Pooling.cpp: avg_pool2d of the input
 /// unsqueezed at -2).
-struct AvgPool1dOp : detail::PoolBase<AvgPool1dOp, 1, false> {
+struct AvgPool1dOp : detail::PoolBase<AvgPool1dOp, 1, false, true> {
   ///@{
   /// Names and schema.
   static constexpr std::string_view name = "avg_pool1d", aten = "aten::avg_pool1d";
@@ -396,8 +400,9 @@ struct AvgPool1dOp : detail::PoolBase<AvgPool1dOp, 1, false> {
       "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, "
       "bool count_include_pad=True) -> Tensor";
   ///@}
-  /// The dtypes (floating; see the struct's docstring).
-  static constexpr DtypeSet dtypes = DtypeSet::floating();
+  /// The dtypes (floating and int64, as torch's cpu kernel; see the struct's docstring).
+  static constexpr DtypeSet dtypes = DtypeSet::of({ScalarType::Half, ScalarType::BFloat16, ScalarType::Float,
+                                                   ScalarType::Double, ScalarType::Int64});
 };
 
 namespace detail {

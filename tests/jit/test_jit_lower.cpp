@@ -3,6 +3,7 @@
 // arithmetic folds on the host; ops without a lowering are listed.
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK
 
+#include <string>  // std::string
 #include <vector>  // std::vector
 
 #include <torchtpu/core/factories.hpp>  // randn, Generator
@@ -177,4 +178,44 @@ TEST_CASE("jit lower: index_put_ gives later readers of self the new value; a wr
   CHECK(row.data_ptr()[0] == 0.0f);   // row 0 untouched
   CHECK_THROWS_WITH(torchtpu::jit::DeviceProgram(view, {in.sizes()}, emulator()),
                     Catch::Contains("aten::index_put_ at n3 writes into a view made by aten::select"));
+}
+
+TEST_CASE("jit lower: activations, softmax and mean lower through their op structs, as on the eager devices",
+          "[jit][pjrt]") {
+  // x in [-4, 4): every piece of hardswish / hardsigmoid / hardtanh is reached
+  const FloatTensor in = torchtpu::mul(torchtpu::arange<float>(-40, 40).reshape(Dims{8, 10}), 0.1f);
+  struct Case {
+    const char* kind;
+    int extra;               // 0: no further argument; 1: softmax's dim and dtype; 2: mean's dims, keepdim, dtype
+    const char* must_have;   // a StableHLO op of the struct's lowering ("" when not checked)
+    const char* must_lack;   // one the replaced formula used ("" when not checked)
+  };
+  // hardswish's and hardsigmoid's structs clamp (ops/unary.hpp); the model runtime's former
+  // formula used maximum/minimum, and rounded hardswish differently (x * hardsigmoid(x))
+  const Case cases[] = {{"aten::relu", 0, "", ""},
+                        {"aten::sigmoid", 0, "stablehlo.logistic", ""},
+                        {"aten::silu", 0, "stablehlo.logistic", ""},
+                        {"aten::tanh", 0, "stablehlo.tanh", ""},
+                        {"aten::hardswish", 0, "stablehlo.clamp", "stablehlo.minimum"},
+                        {"aten::hardsigmoid", 0, "stablehlo.clamp", "stablehlo.minimum"},
+                        {"aten::softmax", 1, "stablehlo.exponential", ""},
+                        {"aten::mean", 2, "stablehlo.divide", ""}};
+  for (const Case& k : cases) {
+    INFO(k.kind);
+    Graph g;
+    const int x = g.add_input("x");
+    std::vector<int> args = {x};
+    if (k.extra == 1) args = {x, g.add_constant(Value(int64_t(-1))), g.add_constant(Value())};
+    if (k.extra == 2)
+      args = {x, g.add_constant(Value(std::vector<int64_t>{1})), g.add_constant(Value(true)), g.add_constant(Value())};
+    g.set_outputs({g.add_node(k.kind, args, 1, "n0")[0]});
+    g.finalize();
+    const FloatTensor want = g.run({Value(in)})[0].tensor();
+    torchtpu::jit::DeviceProgram p(g, {in.sizes()}, emulator());
+    if (*k.must_have) CHECK(p.program().find(k.must_have) != std::string::npos);
+    if (*k.must_lack) CHECK(p.program().find(k.must_lack) == std::string::npos);
+    const FloatTensor got = p.run({in})[0];
+    REQUIRE(got.sizes() == want.sizes());
+    CHECK(max_rel(got, want) < 1e-6);
+  }
 }

@@ -29,7 +29,7 @@
 #include "../ops/all.hpp"      // LibraryOps (the operator library's lowerings)
 #include "../ops/arith.hpp"    // op structs (hooks)
 #include "../ops/compare.hpp"  // op structs (hooks)
-#include "../ops/reduce.hpp"   // op structs (hooks)
+#include "../ops/reduce.hpp"   // op structs (hooks); ops::detail::lower_softmax
 #include "../ops/unary.hpp"    // op structs (hooks)
 #include "frontend.hpp"        // DeviceHooks, NodeInfo
 #include "graph.hpp"           // PendingGraph, Statement, Emitter, upload, view_of
@@ -143,19 +143,6 @@ inline Value lower_argreduce(Builder& b, Value x, int dim, bool is_max) {
   Value idx = b.select(hit, iota, big);
   return b.reduce(idx, b.constant_int(x.dims[static_cast<size_t>(dim)], ScalarType::Int64),
                   stablehlo::ReduceOp::Min, {dim});
-}
-
-/// softmax / log_softmax of `x` (floating) along `dim`, computed in x's dtype.
-inline Value lower_softmax(Builder& b, const Value& x, int dim, bool log) {
-  std::vector<int64_t> keep;
-  for (int64_t i = 0; i < x.rank(); ++i)
-    if (i != dim) keep.push_back(i);
-  Value m = b.reduce(x, reduce_identity(b, stablehlo::ReduceOp::Max, x.dtype), stablehlo::ReduceOp::Max, {dim});
-  Value z = b.subtract(x, b.broadcast_in_dim(m, x.dims, keep));
-  Value ez = b.exp(z);
-  Value s = b.reduce(ez, b.constant(0, x.dtype), stablehlo::ReduceOp::Add, {dim});
-  Value sb = b.broadcast_in_dim(s, x.dims, keep);
-  return log ? b.subtract(z, b.log(sb)) : b.divide(ez, sb);
 }
 
 /// torch.matmul on values of dtype `t` (1-D promotion, batch broadcasting), result `out`.
@@ -514,7 +501,7 @@ inline Value lower_node(Emitter& em, const ExprTree& t, int idx, stablehlo::Prec
     }
     case TreeNode::Kind::Softmax: {
       Value x = convert_to(b, child(0), n.compute);
-      return convert_to(b, lower_softmax(b, x, n.dim, n.log), n.dtype);
+      return convert_to(b, ops::detail::lower_softmax(b, x, n.dim, n.log), n.dtype);
     }
     case TreeNode::Kind::Contract: {
       Value a = convert_to(b, child(0), n.dtype);

@@ -3,7 +3,6 @@
 // on the host), compiles it once through the PJRT compilation cache and runs it on a PJRT
 // device (tpu, the TPU emulator, cuda).
 #pragma once
-#include <cmath>       // std::sqrt, INFINITY
 #include <functional>  // std::function
 #include <map>         // std::map
 #include <memory>      // std::shared_ptr
@@ -484,10 +483,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     r["aten::softmax"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
       const int64_t d = wrap(c.host(1, "softmax").to_int(), x.dims.size());
-      sh::Value mx = keep(c.b, c.b.reduce(x, splat(c.b, -INFINITY, {}), sh::ReduceOp::Max, {d}), x.dims, {d});
-      sh::Value e = c.b.exp(bin(c.b, "subtract", x, mx));
-      sh::Value s = keep(c.b, reduce_sum(c.b, e, {d}), x.dims, {d});
-      c.out[0] = LValue::of(bin(c.b, "divide", e, s));
+      c.out[0] = LValue::of(ops::detail::lower_softmax(c.b, x, d, false));  // the softmax node's (ops/reduce.hpp)
     };
     r["aten::mean"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
@@ -502,7 +498,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         count *= x.dims[size_t(d)];
       }
       sh::Value s = reduce_sum(c.b, x, dims);
-      s = c.b.divide(s, splat(c.b, double(count), s.dims));
+      s = MeanOp::lower_finalize(c.b, s, count);  // the mean reduction's (ops/reduce.hpp)
       if (c.in.size() > 2 && c.host(2, "mean").to_bool()) s = keep(c.b, s, x.dims, dims);
       c.out[0] = LValue::of(s);
     };

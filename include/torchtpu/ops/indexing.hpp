@@ -19,7 +19,6 @@
 #include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
-#include <tuple>        // std::tuple, std::tuple_element_t
 #include <utility>      // std::pair
 #include <type_traits>  // std::remove_cvref_t
 #include <vector>       // std::vector
@@ -72,14 +71,6 @@ inline void require_index(const TensorMeta& m, std::span<const TensorMeta> in, s
   throw TypeError(std::string(op) + ": expected dtype int64" + (int32_ok ? " or int32" : "") + " for " +
                   std::string(what) + ", got " + std::string(dtype_name(m.dtype)) + " (operands " + describe(in) + ")");
 }
-
-/// The reduction-body enum of builder `B` (`stablehlo::ReduceOp`), named through `B::reduce`'s
-/// signature so that ops/ does not include device/ (docs/design.md: `lower` is a template over
-/// the builder).
-template <class R, class C, class... A>
-std::tuple_element_t<2, std::tuple<A...>> reduce_op_of(R (C::*)(A...));
-template <class B>
-using reduce_op_t = std::remove_cvref_t<decltype(reduce_op_of(&B::reduce))>;
 
 /// The exact identity of addition in `dtype` (-0.0 for floats: -0.0 + x is x for every x,
 /// +0.0 and NaN included; 0 for integers) as a StableHLO constant. The one-hot lowerings sum

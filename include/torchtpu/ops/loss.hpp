@@ -150,19 +150,6 @@ V widen(B& b, const V& x) {
   return x.dtype == ScalarType::Half || x.dtype == ScalarType::BFloat16 ? b.convert(x, ScalarType::Float) : x;
 }
 
-/// `log_softmax(x)` along `axis` in StableHLO (in `x`'s type): `x - max - log(sum(exp(x - max)))`.
-template <class B, class V>
-V lower_log_softmax(B& b, const V& x, int64_t axis) {
-  using RO = reduce_op_t<B>;
-  std::vector<int64_t> keep;
-  for (int64_t d = 0; d < static_cast<int64_t>(x.dims.size()); ++d)
-    if (d != axis) keep.push_back(d);
-  const V mx = b.reduce(x, b.constant(-std::numeric_limits<double>::infinity(), x.dtype), RO::Max, {axis});
-  const V sh = b.subtract(x, b.broadcast_in_dim(mx, x.dims, keep));
-  const V lse = b.log(b.reduce(b.exp(sh), b.constant(0.0, x.dtype), RO::Add, {axis}));
-  return b.subtract(sh, b.broadcast_in_dim(lse, x.dims, keep));
-}
-
 /// The sum of every element of `x` (a 0-dim value).
 template <class B, class V>
 V lower_sum_all(B& b, const V& x) {
@@ -232,7 +219,7 @@ struct LogSoftmaxOp {
     if (out.size() == 0) return b.constant(0.0, in[0].dtype, {});
     if (numel(out) == 0) return in[0];
     const V x = detail::widen(b, in[0]);
-    const V r = detail::lower_log_softmax(b, x, wrap_dim(a.dim, out.size(), aten));
+    const V r = detail::lower_softmax(b, x, wrap_dim(a.dim, out.size(), aten), true);
     return r.dtype == in[0].dtype ? r : b.convert(r, in[0].dtype);
   }
 };
@@ -677,7 +664,7 @@ struct CrossEntropyLossOp {
     const detail::ClassPlan p = detail::ClassPlan::of(Dims(std::span<const int64_t>(in[0].dims)));
     const std::vector<int64_t> full{p.n, p.c, p.inner};
     const V x = b.reshape(detail::widen(b, in[0]), full);
-    const V lp = p.c == 0 ? x : detail::lower_log_softmax(b, x, 1);
+    const V lp = p.c == 0 ? x : detail::lower_softmax(b, x, 1, true);
     const bool has_w = a.present & 1u;
     const V w = has_w ? detail::widen(b, in[2]) : V{};
     if (in[1].dtype == ScalarType::Int64 && in[1].dims != in[0].dims)

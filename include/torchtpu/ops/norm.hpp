@@ -25,7 +25,6 @@
 #include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
-#include <tuple>        // std::tuple_element_t (the builder's reduction enum)
 #include <type_traits>  // std::remove_cvref_t
 #include <vector>       // std::vector
 
@@ -35,13 +34,6 @@ namespace torchtpu {
 namespace ops {
 
 namespace detail {
-
-/// The builder's reduction enum (`B::reduce`'s third parameter), so that ops/ needs no device/
-/// include.
-template <class R, class C, class... A>
-std::tuple_element_t<2, std::tuple<A...>> norm_reduce_op_of(R (C::*)(A...));
-template <class B>
-using norm_reduce_op_t = std::remove_cvref_t<decltype(norm_reduce_op_of(&B::reduce))>;
 
 /// The operands an op with optional tensors receives: the reader's tensors, absent optional
 /// ones left out (see the file's header).
@@ -206,7 +198,7 @@ void norm_cpu(const NormPlan& p, double eps, uint8_t present, std::span<const Te
 template <class B, class V>
 V norm_lower(B& b, const NormPlan& p, double eps, uint8_t present, std::span<const V> in, const Dims& out) {
   if (numel(out) == 0) return in[0];
-  using RO = norm_reduce_op_t<B>;
+  using RO = reduce_op_t<B>;
   const ScalarType t = in[0].dtype, ct = t == ScalarType::Double ? t : ScalarType::Float;
   auto operand = [&](int bit, std::vector<int64_t> dims) {
     const V& v = in[static_cast<size_t>(slot(present, bit))];

@@ -4,6 +4,7 @@
 #include <cstdint>      // int64_t
 #include <limits>       // std::numeric_limits
 #include <string_view>  // std::string_view
+#include <vector>       // std::vector (lower_softmax)
 
 #include "../fuse/vecmath.hpp"  // vector forms used by the `simd_combine` members
 #include "traits.hpp"            // expression, policies
@@ -232,5 +233,25 @@ template <expression X> auto argmin(const X& x, int64_t dim, bool keepdim = fals
 template <expression X> auto softmax(const X& x, int64_t dim) { return SoftmaxNode<X, false>(x, dim); }
 /// (x - max) - log Σ exp(x - max) along `dim`.
 template <expression X> auto log_softmax(const X& x, int64_t dim) { return SoftmaxNode<X, true>(x, dim); }
+
+namespace ops::detail {
+/// The StableHLO of softmax (`log` false: exp(x - max) / Σ exp(x - max)) or log_softmax (`log`
+/// true: (x - max) - log Σ exp(x - max)) of floating `x` along `axis`, in x's dtype: the one
+/// lowering of the softmax expression nodes (device/lower.hpp), the library's log_softmax and
+/// losses (ops/loss.hpp) and model graphs' aten::softmax (jit/lower.hpp). A template over the
+/// builder (`b.reduce`, `b.exp`, ...), so ops/ does not include device/.
+template <class B, class V>
+V lower_softmax(B& b, const V& x, int64_t axis, bool log) {
+  using RO = reduce_op_t<B>;
+  std::vector<int64_t> keep;
+  for (int64_t d = 0; d < static_cast<int64_t>(x.dims.size()); ++d)
+    if (d != axis) keep.push_back(d);
+  const V mx = b.reduce(x, b.constant(-std::numeric_limits<double>::infinity(), x.dtype), RO::Max, {axis});
+  const V z = b.subtract(x, b.broadcast_in_dim(mx, x.dims, keep));
+  const V ez = b.exp(z);
+  const V s = b.reduce(ez, b.constant(0.0, x.dtype), RO::Add, {axis});
+  return log ? b.subtract(z, b.broadcast_in_dim(b.log(s), x.dims, keep)) : b.divide(ez, b.broadcast_in_dim(s, x.dims, keep));
+}
+}  // namespace ops::detail
 
 }  // namespace torchtpu

@@ -1,6 +1,7 @@
 // torchtpu/ops/traits.hpp — building blocks every op struct uses: result-type policies, and
 // `operand()` which turns a C++ number into a wrapped-number node and keeps expressions by value.
 #pragma once
+#include <tuple>        // std::tuple_element_t (reduce_op_t)
 #include <type_traits>  // std::decay_t, std::conditional_t, std::remove_cvref_t
 #include <utility>      // std::forward
 
@@ -84,5 +85,15 @@ constexpr bool is_nan(M x) {
   else return false;
 }
 }  // namespace detail
+
+namespace ops::detail {
+/// The reduction-body enum of builder `B` (`stablehlo::ReduceOp`), named through `B::reduce`'s
+/// signature so that ops/ does not include device/ (docs/design.md: `lower` is a template over
+/// the builder).
+template <class R, class C, class... A>
+std::tuple_element_t<2, std::tuple<A...>> reduce_op_of(R (C::*)(A...));
+template <class B>
+using reduce_op_t = std::remove_cvref_t<decltype(reduce_op_of(&B::reduce))>;
+}  // namespace ops::detail
 
 }  // namespace torchtpu

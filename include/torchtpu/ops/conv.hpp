@@ -129,21 +129,21 @@ constexpr int64_t conv_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b :
 /// padded input.
 inline ConvGeom conv_geom(std::span<const TensorMeta> in, const ConvArgs& a, std::string_view op) {
   const bool has_bias = a.present & 1u;
-  const std::string ops = " (operands " + describe(in) + ")";
+  auto ops = [&] { return std::string(" (operands " + describe(in) + ")"); };  // built only for an error
   bool ok = in.size() == (has_bias ? 3u : 2u);
   for (const TensorMeta& m : in) ok = ok && m.defined;
   if (!ok)
     throw ValueError(std::string(op) + ": expected the operands input, weight" + (has_bias ? ", bias" : "") +
-                     " (an absent bias is left out)" + ops);
+                     " (an absent bias is left out)" + ops());
   const TensorMeta &x = in[0], &w = in[1];
   if (!is_floating(x.dtype))
     throw TypeError(std::string(op) + ": expected a floating point input (float16, bfloat16, float32, float64), got " +
-                    std::string(dtype_name(x.dtype)) + ops);
+                    std::string(dtype_name(x.dtype)) + ops());
   for (const TensorMeta& m : in)
     if (m.dtype != x.dtype)
       throw TypeError(std::string(op) + ": expected the weight and bias to have the input's dtype " +
-                      std::string(dtype_name(x.dtype)) + ops);
-  auto shape_error = [&](const std::string& why) { return ShapeError(std::string(op) + ": " + why + ops); };
+                      std::string(dtype_name(x.dtype)) + ops());
+  auto shape_error = [&](const std::string& why) { return ShapeError(std::string(op) + ": " + why + ops()); };
   if (w.dim() < 3 || w.dim() > 5)
     throw shape_error("expected a weight of 3, 4 or 5 dims [out_channels, in_channels / groups, kernel...]");
   ConvGeom g;
@@ -162,7 +162,7 @@ inline ConvGeom conv_geom(std::span<const TensorMeta> in, const ConvArgs& a, std
   g.C = x.sizes[off];
   g.G = a.groups;
   g.transposed = a.transposed;
-  if (g.G <= 0) throw ValueError(std::string(op) + ": groups must be positive, got " + std::to_string(g.G) + ops);
+  if (g.G <= 0) throw ValueError(std::string(op) + ": groups must be positive, got " + std::to_string(g.G) + ops());
   for (int j = 0; j < nsp; ++j) {
     g.in[base + j] = x.sizes[off + 1 + j];
     g.k[base + j] = w.sizes[2 + j];
@@ -175,7 +175,7 @@ inline ConvGeom conv_geom(std::span<const TensorMeta> in, const ConvArgs& a, std
     }
     if (c.n != 1 && c.n != nsp)
       throw ValueError(std::string(op) + ": expected " + what + " to have 1 or " + std::to_string(nsp) + " values, got " +
-                       conv_ints_str(c.v, c.n) + ops);
+                       conv_ints_str(c.v, c.n) + ops());
     for (int j = 0; j < nsp; ++j) dst[base + j] = c.v[c.n == 1 ? 0 : j];
   };
   int64_t pad[3] = {0, 0, 0};
@@ -186,10 +186,10 @@ inline ConvGeom conv_geom(std::span<const TensorMeta> in, const ConvArgs& a, std
   for (int j = base; j < 3; ++j) {
     if (g.s[j] <= 0 || g.d[j] <= 0)
       throw ValueError(std::string(op) + ": stride and dilation must be positive, got stride " + conv_ints_str(g.s + base, nsp) +
-                       ", dilation " + conv_ints_str(g.d + base, nsp) + ops);
-    if (pad[j] < 0) throw ValueError(std::string(op) + ": negative padding " + conv_ints_str(pad + base, nsp) + ops);
+                       ", dilation " + conv_ints_str(g.d + base, nsp) + ops());
+    if (pad[j] < 0) throw ValueError(std::string(op) + ": negative padding " + conv_ints_str(pad + base, nsp) + ops());
     if (a.pad_mode == 2 && g.s[j] != 1)
-      throw ValueError(std::string(op) + ": padding='same' is not supported for strided convolutions" + ops);
+      throw ValueError(std::string(op) + ": padding='same' is not supported for strided convolutions" + ops());
     if (a.pad_mode == 2) {
       const int64_t total = g.d[j] * (g.k[j] - 1);
       g.lo[j] = total / 2;
@@ -199,7 +199,7 @@ inline ConvGeom conv_geom(std::span<const TensorMeta> in, const ConvArgs& a, std
     }
     if (a.transposed && (g.op[j] < 0 || (g.op[j] >= g.s[j] && g.op[j] >= g.d[j])))
       throw ValueError(std::string(op) + ": output padding " + conv_ints_str(g.op + base, nsp) +
-                       " must be smaller than either stride or dilation" + ops);
+                       " must be smaller than either stride or dilation" + ops());
   }
   if (!a.transposed) {
     g.OC = w.sizes[0];

@@ -112,8 +112,9 @@ struct EinsumPlan {
 /// whose sizes differ, sizes that do not broadcast, an output label missing from the inputs or
 /// repeated.
 inline EinsumPlan einsum_plan(std::string_view eq, std::span<const TensorMeta> in, std::string_view op) {
-  const std::string where = " (equation '" + std::string(eq) + "'; operands " + describe(in) + ")";
-  auto fail = [&](const std::string& what) -> ValueError { return ValueError(std::string(op) + ": " + what + where); };
+  // the error suffix, built only for an error
+  auto where = [&] { return std::string(" (equation '" + std::string(eq) + "'; operands " + describe(in) + ")"); };
+  auto fail = [&](const std::string& what) -> ValueError { return ValueError(std::string(op) + ": " + what + where()); };
   // split into terms: per operand, the labels and the ellipsis position (-1: none)
   struct Term {
     std::vector<int> labels;

@@ -129,6 +129,46 @@ inline ScalarType floating_input(std::span<const TensorMeta> in, std::string_vie
   return in[0].dtype;
 }
 
+/// Σ `f(row[i])` over `n` elements in float64, in four interleaved partial sums (independent
+/// additions the CPU overlaps; the order is fixed, so the value does not depend on threads).
+template <class T, class F>
+double sum4(const T* row, int64_t n, F f) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += f(static_cast<double>(row[i]));
+    s1 += f(static_cast<double>(row[i + 1]));
+    s2 += f(static_cast<double>(row[i + 2]));
+    s3 += f(static_cast<double>(row[i + 3]));
+  }
+  for (; i < n; ++i) s0 += f(static_cast<double>(row[i]));
+  return (s0 + s1) + (s2 + s3);
+}
+
+/// norm_cpu for statistics over each contiguous row of `C` elements (layer_norm, rms_norm:
+/// `[rows, n, 1]`): per row the mean (when `center`), the squared deviations and the result in
+/// float64, rounded once to `T`, as norm_cpu's general loops; `w`, `b` per element of a row
+/// (undefined: absent).
+template <element T>
+void norm_rows_cpu(const T* xp, int64_t rows, int64_t C, double eps, bool center, const Tensor<T>& w,
+                   const Tensor<T>& b, T* op) {
+  const T* wp = w.defined() ? w.data_ptr() : nullptr;
+  const T* bp = b.defined() ? b.data_ptr() : nullptr;
+  const double n = static_cast<double>(C);
+  for (int64_t o = 0; o < rows; ++o) {
+    const T* row = xp + o * C;
+    const double mu = center ? sum4(row, C, [](double v) { return v; }) / n : 0.0;
+    const double var = sum4(row, C, [mu](double v) { return (v - mu) * (v - mu); }) / n;
+    const double inv = 1.0 / std::sqrt(var + eps);
+    T* orow = op + o * C;
+    for (int64_t c = 0; c < C; ++c) {
+      const double scale = inv * (wp ? static_cast<double>(wp[c]) : 1.0);
+      const double shift = bp ? static_cast<double>(bp[c]) : 0.0;
+      orow[c] = convert<T>((static_cast<double>(row[c]) - mu) * scale + shift);
+    }
+  }
+}
+
 /// The cpu kernel of every normalization op: statistics (two passes: mean, then the squared
 /// deviations) and the result in float64, rounded once to `T`. `in` holds the present
 /// operands (see the file's header).
@@ -142,6 +182,10 @@ void norm_cpu(const NormPlan& p, double eps, uint8_t present, std::span<const Te
   };
   const Tensor<T> w = operand(kWeight), b = operand(kBias);
   const int64_t O = p.outer, C = p.channels, I = p.inner, G = p.groups, cg = C / G;
+  if (!p.given && I == 1 && G == 1 && p.per_sample) {
+    norm_rows_cpu(x.data_ptr(), O, C, eps, p.center, w, b, out.data_ptr());
+    return;
+  }
   const int64_t nstats = p.given ? C : p.per_sample ? O * G : G;
   std::vector<double> mean(static_cast<size_t>(nstats), 0.0), inv(static_cast<size_t>(nstats), 0.0);
   const T* xp = x.data_ptr();

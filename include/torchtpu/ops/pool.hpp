@@ -71,20 +71,20 @@ inline int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, 
 /// `[N, C, L]`) with non-zero C and spatial sizes. Fills the batch layout and input size of `g`.
 /// **Errors:** TypeError, ShapeError naming `op` and the operand.
 inline void pool_input(std::span<const TensorMeta> in, std::string_view op, PoolGeom& g, bool integers = false) {
-  const std::string where = " (operands " + describe(in) + ")";
-  if (in.size() != 1 || !in[0].defined) throw ValueError(std::string(op) + ": expected one operand" + where);
+  auto where = [&] { return std::string(" (operands " + describe(in) + ")"); };  // built only for an error
+  if (in.size() != 1 || !in[0].defined) throw ValueError(std::string(op) + ": expected one operand" + where());
   const TensorMeta& x = in[0];
   if (integers && x.dtype == ScalarType::Bool)
-    throw TypeError(std::string(op) + ": expected a numeric input (not bool), got bool" + where);
+    throw TypeError(std::string(op) + ": expected a numeric input (not bool), got bool" + where());
   if (!integers && !is_floating(x.dtype))
     throw TypeError(std::string(op) + ": expected a floating point input (float16, bfloat16, float32, float64), got " +
-                    std::string(dtype_name(x.dtype)) + where);
+                    std::string(dtype_name(x.dtype)) + where());
   const int r = g.nsp + 1;  // unbatched rank
   if (x.dim() != r && x.dim() != r + 1)
     throw ShapeError(std::string(op) + (g.nsp == 1 ? ": expected a 2-D [C, L] or 3-D [N, C, L] input"
-                                                   : ": expected a 3-D [C, H, W] or 4-D [N, C, H, W] input") + where);
+                                                   : ": expected a 3-D [C, H, W] or 4-D [N, C, H, W] input") + where());
   for (int i = x.dim() - r; i < x.dim(); ++i)
-    if (x.sizes[i] == 0) throw ShapeError(std::string(op) + ": expected non-zero sizes in every dim but the batch" + where);
+    if (x.sizes[i] == 0) throw ShapeError(std::string(op) + ": expected non-zero sizes in every dim but the batch" + where());
   g.batched = x.dim() == r + 1;
   g.N = g.batched ? x.sizes[0] : 1;
   g.C = x.sizes[x.dim() - r];
@@ -103,16 +103,16 @@ inline PoolGeom pool_geom(std::span<const TensorMeta> in, const PoolArgs& a, boo
   PoolGeom g;
   g.nsp = nsp;
   pool_input(in, op, g, integers);
-  const std::string where = " (operands " + describe(in) + ")";
+  auto where = [&] { return std::string(" (operands " + describe(in) + ")"); };  // built only for an error
   // v0 (H) and v1 (W) of list `c`; a 1-D pooling takes one value for W (H keeps `v0`'s default)
   auto two = [&](const ConvInts& c, const char* what, int64_t& v0, int64_t& v1) {
     if (nsp == 1) {
-      if (c.n != 1) throw ValueError(std::string(op) + ": " + what + " must be a single int, got " + conv_ints_str(c.v, c.n) + where);
+      if (c.n != 1) throw ValueError(std::string(op) + ": " + what + " must be a single int, got " + conv_ints_str(c.v, c.n) + where());
       v1 = c.v[0];
       return;
     }
     if (c.n != 1 && c.n != 2)
-      throw ValueError(std::string(op) + ": " + what + " must be a single int or two ints, got " + conv_ints_str(c.v, c.n) + where);
+      throw ValueError(std::string(op) + ": " + what + " must be a single int or two ints, got " + conv_ints_str(c.v, c.n) + where());
     v0 = c.v[0];
     v1 = c.v[c.n == 2 ? 1 : 0];
   };
@@ -131,18 +131,18 @@ inline PoolGeom pool_geom(std::span<const TensorMeta> in, const PoolArgs& a, boo
   auto str = [nsp](const int64_t* v) { return conv_ints_str(v + 2 - nsp, nsp); };  // the spatial dims'
   if (w.kh <= 0 || w.kw <= 0 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0)
     throw ValueError(std::string(op) + ": kernel_size, stride and dilation must be positive, got kernel_size " + str(k) +
-                     ", stride " + str(s) + ", dilation " + str(d) + where);
+                     ", stride " + str(s) + ", dilation " + str(d) + where());
   if (w.ph < 0 || w.pw < 0 || w.ph > w.kh / 2 || w.pw > w.kw / 2)
     throw ValueError(std::string(op) + ": padding " + str(p) + " must be non-negative and at most half of kernel_size " +
-                     str(k) + where);
+                     str(k) + where());
   if (a.has_divisor && a.divisor_override <= 0)
-    throw ValueError(std::string(op) + ": divisor_override must be positive, got " + std::to_string(a.divisor_override) + where);
+    throw ValueError(std::string(op) + ": divisor_override must be positive, got " + std::to_string(a.divisor_override) + where());
   w.OH = pool_out(w.H, w.kh, w.sh, w.ph, w.dh, a.ceil_mode);
   w.OW = pool_out(w.W, w.kw, w.sw, w.pw, w.dw, a.ceil_mode);
   if (w.OH < 1 || w.OW < 1) {
     const int64_t o[2] = {w.OH, w.OW};
     throw ShapeError(std::string(op) + ": the output size " + str(o) + " is too small (kernel_size " + str(k) + ", stride " +
-                     str(s) + ", padding " + str(p) + ", dilation " + str(d) + ")" + where);
+                     str(s) + ", padding " + str(p) + ", dilation " + str(d) + ")" + where());
   }
   w.count_include_pad = a.count_include_pad;
   w.divisor_override = a.has_divisor ? a.divisor_override : 0;

@@ -718,12 +718,12 @@ struct PadOp {
   /// Dtype and shape rule (`op`: the aten name errors give).
   static TensorMeta infer_as(std::span<const TensorMeta> in, const Args& a, std::string_view op) {
     const TensorMeta& x = in[0];
-    const std::string where = " (pad " + pad_str(a) + ", mode " + std::string(mode_name(a.mode)) + "; operands " +
-                              describe(in) + ")";
+    auto where = [&] { return std::string(" (pad " + pad_str(a) + ", mode " + std::string(mode_name(a.mode)) + "; operands " +
+                              describe(in) + ")"); };  // built only for an error
     const std::string o(op);
-    if (a.npad % 2) throw ValueError(o + ": padding length must be divisible by 2" + where);
+    if (a.npad % 2) throw ValueError(o + ": padding length must be divisible by 2" + where());
     if (a.npad / 2 > x.dim())
-      throw ValueError(o + ": padding length should be less than or equal to two times the input dimension" + where);
+      throw ValueError(o + ": padding length should be less than or equal to two times the input dimension" + where());
     const int k = a.npad / 2;
     if (a.mode == PadMode::Constant) {
       if (a.has_value && !is_floating(x.dtype) && x.dtype != ScalarType::Bool) {
@@ -731,17 +731,17 @@ struct PadOp {
         const double hi = x.dtype == ScalarType::UInt8 ? 255.0 : x.dtype == ScalarType::Int32 ? 2147483647.0 : 9.3e18;
         if (!(a.value >= lo && a.value <= hi))  // NaN too
           throw ValueError(o + ": value " + std::to_string(a.value) + " cannot be converted to type " +
-                           std::string(dtype_name(x.dtype)) + " without overflow" + where);
+                           std::string(dtype_name(x.dtype)) + " without overflow" + where());
       }
     } else {
       if (a.has_value && a.value != 0)
-        throw ValueError(o + ": padding mode \"" + std::string(mode_name(a.mode)) + "\" doesn't take in value argument" + where);
+        throw ValueError(o + ": padding mode \"" + std::string(mode_name(a.mode)) + "\" doesn't take in value argument" + where());
       if (k < 1 || k > 3 || (x.dim() != k + 1 && x.dim() != k + 2))
         throw ShapeError(o + ": only 2-D to 5-D inputs with 1 to 3 padded dims (rank = padded dims + 1 or + 2) are "
-                             "supported for non-constant padding" + where);
+                             "supported for non-constant padding" + where());
       if ((a.mode == PadMode::Reflect || a.mode == PadMode::Replicate) && !is_floating(x.dtype))
         throw TypeError(o + ": padding mode \"" + std::string(mode_name(a.mode)) + "\" is not implemented for " +
-                        std::string(dtype_name(x.dtype)) + where);
+                        std::string(dtype_name(x.dtype)) + where());
     }
     Dims out = x.sizes;
     for (int d = x.dim() - k; d < x.dim(); ++d) {
@@ -750,20 +750,20 @@ struct PadOp {
       const std::string dim = " at dimension " + std::to_string(d);
       switch (a.mode) {
         case PadMode::Constant:
-          if (m < 0) throw ShapeError(o + ": the input size " + std::to_string(n) + " plus the padding resulted in a negative output size" + dim + where);
+          if (m < 0) throw ShapeError(o + ": the input size " + std::to_string(n) + " plus the padding resulted in a negative output size" + dim + where());
           break;
         case PadMode::Reflect:
         case PadMode::Replicate:
-          if (n == 0) throw ShapeError(o + ": padded dims must be non-empty" + dim + where);
+          if (n == 0) throw ShapeError(o + ": padded dims must be non-empty" + dim + where());
           if (a.mode == PadMode::Reflect && (lo >= n || hi >= n))
-            throw ShapeError(o + ": padding size should be less than the corresponding input dimension" + dim + where);
-          if (m < 1) throw ShapeError(o + ": the input is too small: the output size would be " + std::to_string(m) + dim + where);
+            throw ShapeError(o + ": padding size should be less than the corresponding input dimension" + dim + where());
+          if (m < 1) throw ShapeError(o + ": the input is too small: the output size would be " + std::to_string(m) + dim + where());
           break;
         case PadMode::Circular:
           // what the negative pads leave is what wraps around (at most once)
           if (const int64_t kept = n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0); lo > kept || hi > kept || kept < 0)
-            throw ShapeError(o + ": padding value causes wrapping around more than once" + dim + where);
-          if (m < 0) throw ShapeError(o + ": negative output size " + std::to_string(m) + dim + where);
+            throw ShapeError(o + ": padding value causes wrapping around more than once" + dim + where());
+          if (m < 0) throw ShapeError(o + ": negative output size " + std::to_string(m) + dim + where());
           break;
       }
       out[d] = m;

@@ -619,3 +619,81 @@ TEST_CASE("jit registry: one-operand elementwise ops from the op list, every dty
   const torchtpu::AnyTensor e = run("aten::exp", ids);
   CHECK(e.dtype() == torchtpu::ScalarType::Float);
 }
+
+// Load-time work (Graph::finalize): structure nodes whose inputs are all constants are computed
+// once (OpDef::fold), and a library op reads its constant arguments once (OpDef::prepare,
+// jit/library_ops.hpp), keeping where each tensor operand comes from. Every result here must be
+// the one the node computes when it reads its arguments on each run (values worked out by hand).
+TEST_CASE("jit graph: constant lists fold at finalize; library ops read constant arguments once", "[jit]") {
+  Graph g;
+  const int x = g.add_input("x");
+  const int zero = g.add_constant(Value(int64_t(0))), one = g.add_constant(Value(int64_t(1)));
+  const int two = g.add_constant(Value(int64_t(2))), no = g.add_constant(Value(false));
+  const int k = g.add_node("prim::ListConstruct", {two, two}, 1, "node 0")[0];
+  const int p = g.add_node("prim::ListConstruct", {zero, zero}, 1, "node 1")[0];
+  const int d = g.add_node("prim::ListConstruct", {one, one}, 1, "node 2")[0];
+  const int y = g.add_node("aten::max_pool2d", {x, k, k, p, d, no}, 1, "node 3")[0];
+  g.set_outputs({y});
+  g.finalize();
+  CHECK(g.nodes().size() == 4);
+  CHECK(g.executed_nodes(Mode::Strict) == 1);  // the lists are constants now
+  CHECK(g.initial_slots()[size_t(k)].to_ints() == std::vector<int64_t>{2, 2});
+  CHECK(g.nodes()[3].state != nullptr);
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i) v[size_t(i)] = float(i);
+  for (Mode m : {Mode::Fused, Mode::Strict, Mode::Debug}) {
+    const auto out = g.run({Value(t(v, Dims{1, 1, 4, 4}))}, m);
+    CHECK(out[0].tensor().sizes() == Dims{1, 1, 2, 2});
+    CHECK(values(out[0].tensor()) == std::vector<float>{5, 7, 13, 15});
+  }
+  // a value of another kind where the node was prepared for a tensor: the general path's error
+  CHECK_THROWS_AS(g.run({Value(int64_t(3))}), torchtpu::TypeError);
+  CHECK_THROWS_WITH(g.run({Value(int64_t(3))}), Catch::Contains("aten::max_pool2d") && Catch::Contains("'self'"));
+}
+
+TEST_CASE("jit graph: a library op's argument computed at run time is read on each run", "[jit]") {
+  Graph g;
+  const int x = g.add_input("x");
+  const int zero = g.add_constant(Value(int64_t(0))), one = g.add_constant(Value(int64_t(1)));
+  const int l = g.add_node("prim::ListConstruct", {x, x}, 1, "node 0")[0];     // tensors: at run time
+  const int dim = g.add_node("aten::size", {x, zero}, 1, "node 1")[0];          // an int at run time
+  const int a = g.add_node("aten::cat", {l, dim}, 1, "node 2")[0];              // dim = size(x, 0)
+  const int b = g.add_node("aten::cat", {l, one}, 1, "node 3")[0];              // dim = 1, a constant
+  g.set_outputs({a, b});
+  g.finalize();
+  CHECK(g.nodes()[2].state == nullptr);
+  CHECK(g.nodes()[3].state != nullptr);  // the list operand flattened at run time
+  for (Mode m : {Mode::Fused, Mode::Strict}) {
+    const auto one_row = g.run({Value(t({1, 2}, Dims{1, 2}))}, m);  // size(x, 0) = 1: along dim 1
+    CHECK(values(one_row[0].tensor()) == std::vector<float>{1, 2, 1, 2});
+    CHECK(one_row[0].tensor().sizes() == Dims{1, 4});
+    CHECK(values(one_row[1].tensor()) == std::vector<float>{1, 2, 1, 2});
+    const auto no_rows = g.run({Value(FloatTensor::empty(Dims{0, 3}))}, m);  // size(x, 0) = 0: along dim 0
+    CHECK(no_rows[0].tensor().sizes() == Dims{0, 3});
+    CHECK(no_rows[1].tensor().sizes() == Dims{0, 6});
+  }
+}
+
+TEST_CASE("jit graph: a prepared convolution takes a run-time bias, or none", "[jit]") {
+  // aten::_convolution with the bias a graph input: the arguments are read once (only the
+  // bias's presence is asked, and a run-time value must be a tensor); a None bias at run time
+  // takes the general path, which computes without one
+  Graph g;
+  const int x = g.add_input("x"), bias = g.add_input("bias");
+  const int w = g.add_constant(Value(t({1, 2, 3, 4}, Dims{1, 1, 2, 2})));
+  const int ones = g.add_constant(Value(std::vector<int64_t>{1, 1})), zeros = g.add_constant(Value(std::vector<int64_t>{0, 0}));
+  const int no = g.add_constant(Value(false)), one = g.add_constant(Value(int64_t(1)));
+  const int y = g.add_node("aten::_convolution", {x, w, bias, ones, zeros, ones, no, zeros, one, no, no, no, no}, 1,
+                           "node 0")[0];
+  const int r = g.add_node("aten::relu", {y}, 1, "node 1")[0];
+  g.set_outputs({r});
+  g.finalize();
+  CHECK(g.nodes()[0].state != nullptr);
+  // x = [[1, -1], [0, 2]] with w = [[1, 2], [3, 4]]: 1 - 2 + 0 + 8 = 7
+  const FloatTensor in = t({1, -1, 0, 2}, Dims{1, 1, 2, 2});
+  for (Mode m : {Mode::Fused, Mode::Strict}) {
+    CHECK(values(g.run({Value(in), Value(t({0.5f}, Dims{1}))}, m)[0].tensor()) == std::vector<float>{7.5f});
+    CHECK(values(g.run({Value(in), Value(t({-10}, Dims{1}))}, m)[0].tensor()) == std::vector<float>{0});  // relu(-3)
+    CHECK(values(g.run({Value(in), Value()}, m)[0].tensor()) == std::vector<float>{7});
+  }
+}

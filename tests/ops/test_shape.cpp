@@ -191,6 +191,26 @@ TEST_CASE("aten schema parser: real schemas, defaults, errors", "[ops][schema]")
   CHECK_THROWS_AS(ops::parse_schema("aten::f(Tensor x) -> Tensor trailing"), ValueError);
 }
 
+// ArgReader::read(): which passed arguments an op's `args` looked at (a model graph reads a
+// node's constant arguments once at load only when the result depends on nothing computed at
+// run time, jit/library_ops.hpp). `is_none` does not count; defaults are not passed arguments.
+TEST_CASE("aten schema: ArgReader records which passed arguments were read", "[ops][schema]") {
+  const ops::Schema s = ops::parse_schema("aten::f(Tensor self, Tensor? bias=None, int[2] stride=1, int dim=0, bool flag=False) -> Tensor");
+  const std::vector<ops::Arg> args{ops::Arg(AnyTensor(Tensor<float>::empty(Dims{2}))), ops::Arg(), ops::Arg(std::vector<int64_t>{2, 3}), ops::Arg(int64_t{1})};
+  const ops::ArgReader r(s, args);
+  CHECK(r.read() == 0);
+  CHECK(r.is_none("bias"));
+  CHECK(r.read() == 0);  // a None test reads no value
+  CHECK(r.to_ints("stride") == std::vector<int64_t>{2, 3});
+  CHECK(r.read() == 0b100);
+  CHECK_FALSE(r.to_bool("flag"));  // the default: not a passed argument
+  CHECK(r.read() == 0b100);
+  CHECK(r.to_int("dim") == 1);
+  CHECK(r.read() == 0b1100);
+  CHECK(r.tensors().size() == 2);  // self and the absent bias (undefined)
+  CHECK(r.read() == 0b1111);
+}
+
 // ---- roll, tril, triu, repeat, tile, flip, diag ----------------------------------------------
 // Expected values: torch 1.13 (/usr/bin/python3) on torch.arange inputs of the same shapes,
 // pasted as literals; `through<T>` maps them to what each dtype holds (these ops only move or

@@ -402,6 +402,14 @@ inline void register_builtin_ops(Registry& r) {
     d.in_place = in_place;
     r.add(std::move(d));
   };
+  // structure ops, computed once at load when their inputs are constants (OpDef::fold)
+  auto def_fold = [&r](const char* name, Kernel k) {
+    OpDef d;
+    d.name = name;
+    d.kernel = std::move(k);
+    d.fold = true;
+    r.add(std::move(d));
+  };
   auto act = [&r](const std::string& name, std::function<Epilogue(std::span<const Value* const>)> ep,
                   bool in_place) {
     OpDef d;
@@ -417,7 +425,7 @@ inline void register_builtin_ops(Registry& r) {
   register_library_ops(r);      // cat, stack, ... (ops/all.hpp)
 
   // ---- structure: lists, tuples, numbers ------------------------------------------------
-  def("prim::ListConstruct", [](OpContext& c) {
+  def_fold("prim::ListConstruct", [](OpContext& c) {
     bool tensors = !c.in.empty(), ints = true, nums = true, opt_tensors = false;
     for (const Value* v : c.in) {
       tensors = tensors && v->is_tensor();
@@ -442,17 +450,17 @@ inline void register_builtin_ops(Registry& r) {
       throw TypeError("prim::ListConstruct: lists mixing tensors, None and numbers are not supported");
     }
   });
-  def("prim::TupleConstruct", [](OpContext& c) {
+  def_fold("prim::TupleConstruct", [](OpContext& c) {
     std::vector<AnyTensor> l;
     for (const Value* v : c.in) l.push_back(v->any("prim::TupleConstruct (tuples of tensors only)"));
     c.out[0] = Value(std::move(l));
   });
-  def("prim::ListUnpack", [](OpContext& c) { unpack(c, "prim::ListUnpack"); });
-  def("prim::TupleUnpack", [](OpContext& c) { unpack(c, "prim::TupleUnpack"); });
-  def("prim::NumToTensor", [](OpContext& c) { c.out[0] = c.arg(0, "prim::NumToTensor"); });
-  def("aten::Int", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Int").to_int("aten::Int")); });
-  def("aten::Float", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Float").to_double("aten::Float")); });
-  def("aten::ScalarImplicit", [](OpContext& c) { c.out[0] = c.arg(0, "aten::ScalarImplicit"); });
+  def_fold("prim::ListUnpack", [](OpContext& c) { unpack(c, "prim::ListUnpack"); });
+  def_fold("prim::TupleUnpack", [](OpContext& c) { unpack(c, "prim::TupleUnpack"); });
+  def_fold("prim::NumToTensor", [](OpContext& c) { c.out[0] = c.arg(0, "prim::NumToTensor"); });
+  def_fold("aten::Int", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Int").to_int("aten::Int")); });
+  def_fold("aten::Float", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::Float").to_double("aten::Float")); });
+  def_fold("aten::ScalarImplicit", [](OpContext& c) { c.out[0] = c.arg(0, "aten::ScalarImplicit"); });
   def("aten::size", [](OpContext& c) {
     const AnyTensor& x = c.arg(0, "aten::size").any("aten::size");
     if (c.in.size() > 1) {

@@ -86,6 +86,7 @@ class Graph {
   /// arguments it would not compute as torch does (the argument, its value and why), with its
   /// count and first location.
   void finalize() {
+    fold_constants();
     std::map<std::string, Missing> rejected;
     for (const Node& n : nodes_) {
       if (n.op && n.outputs.empty()) {  // every kernel writes out[0]
@@ -130,8 +131,12 @@ class Graph {
       }
       throw UnsupportedOperator(msg);
     }
-    plain_ = plan(nodes_);
-    fused_ = plan(find_regions(fuse(nodes_), outputs_, slots_.size()));
+    prepare_nodes();
+    std::vector<Node> live;  // the nodes left to run: folded ones are constants now
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (!folded_[i]) live.push_back(nodes_[i]);
+    plain_ = plan(live);
+    fused_ = plan(find_regions(fuse(std::move(live)), outputs_, slots_.size()));
   }
 
   /// Runs the graph on `inputs` (one per graph input). Returns the graph outputs.
@@ -144,8 +149,9 @@ class Graph {
     const Plan& p = mode == Mode::Fused ? fused_ : plain_;
     std::vector<Value> slots = slots_;
     for (size_t i = 0; i < inputs.size(); ++i) slots[size_t(inputs_[i])] = std::move(inputs[i]);
+    Scratch scratch;
     for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
-      exec(p.nodes[ni], slots, mode);
+      exec(p.nodes[ni], slots, mode, scratch);
       for (int s : p.frees[ni]) slots[size_t(s)] = Value();
     }
     std::vector<Value> r;
@@ -153,7 +159,8 @@ class Graph {
     return r;
   }
 
-  /// The nodes in execution order.
+  /// The nodes in execution order (those folded into constants at finalize included: they
+  /// read constants only, and `initial_slots` holds their outputs).
   const std::vector<Node>& nodes() const noexcept { return nodes_; }
   /// Slot values before a run: constants filled in, everything else None.
   const std::vector<Value>& initial_slots() const noexcept { return slots_; }
@@ -184,6 +191,56 @@ class Graph {
     std::vector<Node> nodes;
     std::vector<std::vector<int>> frees;  ///< slots to release after each node
   };
+  /// A run's buffers for a node's input pointers and outputs, reused node after node.
+  struct Scratch {
+    std::vector<const Value*> in;
+    std::vector<Value> out;
+  };
+
+  /// Computes once each node of an `OpDef::fold` op whose inputs are all constants (the
+  /// stride and padding lists a model builds with prim::ListConstruct): its outputs become
+  /// constants and the node does not run. A node whose kernel throws is left to run, which
+  /// reports the error with its location.
+  void fold_constants() {
+    folded_.assign(nodes_.size(), false);
+    std::vector<const Value*> in;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& n = nodes_[i];
+      if (!n.op || !n.op->fold || n.outputs.empty()) continue;
+      bool constant = true;
+      for (int s : n.inputs) constant = constant && is_constant_[size_t(s)];
+      if (!constant) continue;
+      in.clear();
+      for (int s : n.inputs) in.push_back(&slots_[size_t(s)]);
+      std::vector<Value> out(n.outputs.size());
+      OpContext ctx{in, out};
+      try {
+        n.op->kernel(ctx);
+      } catch (const std::exception&) {
+        continue;
+      }
+      for (size_t k = 0; k < out.size(); ++k) {
+        slots_[size_t(n.outputs[k])] = std::move(out[k]);
+        is_constant_[size_t(n.outputs[k])] = true;
+      }
+      folded_[i] = true;
+    }
+  }
+
+  /// Runs each op's `prepare` on its node's constant inputs (OpDef::prepare).
+  void prepare_nodes() {
+    std::vector<const Value*> args;
+    for (Node& n : nodes_) {
+      if (!n.op || !n.op->prepare) continue;
+      args.clear();
+      for (int s : n.inputs) args.push_back(is_constant_[size_t(s)] ? &slots_[size_t(s)] : nullptr);
+      try {
+        n.state = n.op->prepare(args);
+      } catch (const std::exception&) {
+        n.state = nullptr;  // the kernel reads the arguments itself and reports the problem
+      }
+    }
+  }
 
   void check_slot(int s, const std::string& what) const {
     if (s < 0 || size_t(s) >= slots_.size())
@@ -211,20 +268,23 @@ class Graph {
   /// Runs node `n` on `slots` (its outputs written there). A region node runs in one pass
   /// when its values allow it (jit/region.hpp), otherwise member by member, each as the
   /// unfused graph runs it (its errors name the member).
-  void exec(const Node& n, std::vector<Value>& slots, Mode mode) const {
+  void exec(const Node& n, std::vector<Value>& slots, Mode mode, Scratch& scratch) const {
     if (n.region) {
       if (std::optional<Value> v = run_region_fast(*n.region, slots)) {
         slots[size_t(n.outputs[0])] = std::move(*v);
         return;
       }
-      for (const Node& m : n.region->members) exec(m, slots, mode);
+      for (const Node& m : n.region->members) exec(m, slots, mode, scratch);
       for (int s : n.region->intermediates) slots[size_t(s)] = Value();
       return;
     }
-    std::vector<const Value*> in;
+    std::vector<const Value*>& in = scratch.in;
+    in.clear();
     for (int s : n.inputs) in.push_back(&slots[size_t(s)]);
-    std::vector<Value> out(n.outputs.size());
-    OpContext ctx{in, out, n.epilogue};
+    std::vector<Value>& out = scratch.out;
+    out.clear();
+    out.resize(n.outputs.size());
+    OpContext ctx{in, out, n.epilogue, n.state.get()};
     try {
       n.op->kernel(ctx);
     } catch (const ShapeError& e) { throw ShapeError(context(n) + e.what());
@@ -329,6 +389,7 @@ class Graph {
   std::vector<int> inputs_, outputs_;
   std::vector<std::string> input_names_;
   std::vector<Node> nodes_;
+  std::vector<bool> folded_;  ///< per node of nodes_: computed at finalize (fold_constants)
   std::map<std::string, Missing> missing_;
   Plan plain_, fused_;
 };

@@ -3,6 +3,8 @@
 // passes the node's inputs to the op's one definition by its aten schema; `to_arg` converts a
 // graph value into an op argument (also for the lowering, jit/lower.hpp). No per-op code here.
 #pragma once
+#include <cstdint>      // uint8_t
+#include <memory>       // std::shared_ptr, std::make_shared
 #include <string>       // std::string
 #include <type_traits>  // std::type_identity, std::is_empty_v
 #include <vector>       // std::vector
@@ -74,17 +76,12 @@ struct EpilogueStore {
   }
 };
 
-/// Runs library op `Op` (see `fuses_epilogue`) on a node's arguments with activation `ep`
-/// fused into its cpu kernel; on a PJRT device, the op, then the activation as an expression.
-/// **Errors:** as `ops::call_args`.
+/// Runs library op `Op` (see `fuses_epilogue`) on tensor operands `t` (schema order) with
+/// arguments `a` and activation `ep` fused into its cpu kernel; on a PJRT device, the op, then
+/// the activation as an expression. **Errors:** as `ops::call`.
 template <fuses_epilogue Op>
-AnyTensor call_with_epilogue(std::span<const ops::Arg> args, const Epilogue& ep) {
-  static const ops::Schema s = ops::parse_schema(Op::schema);
-  const ops::ArgReader r(s, args);
-  std::vector<AnyTensor> t;
-  if constexpr (requires { Op::tensors(r); }) t = Op::tensors(r);
-  else t = r.tensors();
-  const typename Op::Args a = ops::detail::resolved<Op>(t, Op::args(r));
+AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Args& args, const Epilogue& ep) {
+  const typename Op::Args a = ops::detail::resolved<Op>(t, args);
   const std::vector<ops::TensorMeta> metas = ops::detail::metas_of(t);
   const ops::TensorMeta out = ops::detail::checked_infer<Op>(metas, a);
   return AnyTensor::dispatch(out.dtype, [&]<class T>(std::type_identity<T>) -> AnyTensor {
@@ -96,7 +93,8 @@ AnyTensor call_with_epilogue(std::span<const ops::Arg> args, const Epilogue& ep)
         return AnyTensor(z);
       }
       std::vector<Tensor<T>> typed;
-      for (const AnyTensor& x : t) typed.push_back(ops::detail::as_dtype<T>(x));
+      typed.reserve(t.size());
+      for (const AnyTensor& x : t) typed.push_back(x.defined() ? ops::detail::as_dtype<T>(x) : Tensor<T>());
       Tensor<T> y = Tensor<T>::empty(out.sizes);
       Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, y, EpilogueStore{ep});
       return AnyTensor(y);
@@ -106,35 +104,190 @@ AnyTensor call_with_epilogue(std::span<const ops::Arg> args, const Epilogue& ep)
   });
 }
 
+namespace detail {
+
+/// A library op's node with its arguments read once, when the graph was finalized
+/// (`prepare_library_call`): the op's `Args` and where each tensor operand comes from.
+template <class Op>
+struct PreparedLibraryCall {
+  /// One tensor operand, in the order `Op::tensors` / `ArgReader::tensors` give them.
+  struct Operand {
+    enum class Kind : uint8_t {
+      Fixed,  ///< a constant (or an absent optional tensor): `fixed`
+      Input,  ///< the tensor computed at run time into node input `input`
+      List    ///< every tensor of the list computed at run time into node input `input`
+    };
+    Kind kind = Kind::Fixed;
+    size_t input = 0;
+    AnyTensor fixed;
+  };
+  typename Op::Args args{};       ///< `Op::args` of the node's constant arguments
+  std::vector<Operand> operands;  ///< the tensor operands
+};
+
+/// True when `a` and `b` are the same tensor handle (storage, offset, sizes, strides, dtype).
+inline bool same_tensor(const AnyTensor& a, const AnyTensor& b) {
+  return a.defined() && b.defined() && a.storage() == b.storage() && a.dtype() == b.dtype() &&
+         a.storage_offset() == b.storage_offset() && a.sizes() == b.sizes() && a.strides() == b.strides();
+}
+
+/// OpDef::prepare of library op `Op`: reads the node's arguments through `Op::args` and
+/// `Op::tensors` once, with a placeholder tensor for each tensor computed at run time, and
+/// keeps the result when it is the same on every run: null (the kernel reads the arguments on
+/// each run) when a non-tensor argument is computed at run time, when `Op::args` reads an
+/// argument computed at run time (other than asking whether it is None: a run-time tensor
+/// never is, which the kernel checks), or when an operand is not a node input as it is (an
+/// overload that makes a tensor from a Scalar).
+template <class Op>
+std::shared_ptr<const void> prepare_library_call(std::span<const Value* const> in) {
+  if constexpr (requires { Op::in_place; }) {
+    return nullptr;  // index_put_ writes into its operand: the general path
+  } else {
+    static const ops::Schema s = ops::parse_schema(Op::schema);
+    if (in.size() > s.args.size() || s.args.size() > 64) return nullptr;
+    std::vector<ops::Arg> args;
+    std::vector<AnyTensor> tags(in.size());  // the placeholders of run-time tensors
+    bool runtime_list = false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i]) {
+        args.push_back(to_arg(*in[i]));
+        continue;
+      }
+      const ops::ArgType& type = s.args[i].type;
+      if (type.base != ops::ArgType::Base::Tensor) return nullptr;  // a number or list computed at run time
+      tags[i] = AnyTensor(Tensor<float>::empty(Dims{}));
+      if (type.list) {
+        runtime_list = true;
+        args.push_back(ops::Arg(std::vector<AnyTensor>{tags[i]}));
+      } else {
+        args.push_back(ops::Arg(tags[i]));
+      }
+    }
+    const ops::ArgReader r(s, args);
+    auto p = std::make_shared<PreparedLibraryCall<Op>>();
+    p->args = Op::args(r);
+    const uint64_t read = r.read();  // before the tensors are gathered (which reads them all)
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!in[i] && ((read >> i) & 1u)) return nullptr;  // Op::args read a run-time value
+    std::vector<AnyTensor> t;
+    if constexpr (requires { Op::tensors(r); }) {
+      if (runtime_list) return nullptr;  // a list the op reads itself (index's None entries)
+      t = Op::tensors(r);
+    } else {
+      t = r.tensors();
+    }
+    for (const AnyTensor& x : t) {
+      using Kind = typename PreparedLibraryCall<Op>::Operand::Kind;
+      typename PreparedLibraryCall<Op>::Operand o;
+      if (!x.defined()) {
+        p->operands.push_back(o);  // an absent optional tensor
+        continue;
+      }
+      bool found = false;
+      for (size_t i = 0; i < in.size() && !found; ++i) {
+        if (in[i]) {
+          if (in[i]->is_tensor() && same_tensor(x, in[i]->any())) found = true;
+          else if (in[i]->kind() == Value::Kind::TensorList)
+            for (const AnyTensor& e : in[i]->anys()) found = found || same_tensor(x, e);
+          if (found) o.fixed = x;
+        } else if (same_tensor(x, tags[i])) {
+          found = true;
+          o.kind = s.args[i].type.list ? Kind::List : Kind::Input;
+          o.input = i;
+        }
+      }
+      if (!found) return nullptr;  // made by Op::tensors (scatter.value's Scalar): per run
+      p->operands.push_back(std::move(o));
+    }
+    return p;
+  }
+}
+
+/// The tensor operands of a prepared node (`prepare_library_call`) from its inputs `c.in`
+/// into `t`; false when an input is not the tensor (or tensor list) the node was prepared for
+/// (the kernel then takes the general path, which reports it).
+template <class Op>
+bool prepared_operands(const PreparedLibraryCall<Op>& p, const OpContext& c, std::vector<AnyTensor>& t) {
+  using Kind = typename PreparedLibraryCall<Op>::Operand::Kind;
+  t.reserve(p.operands.size());
+  for (const auto& o : p.operands) {
+    if (o.kind == Kind::Fixed) {
+      t.push_back(o.fixed);
+      continue;
+    }
+    if (o.input >= c.in.size()) return false;
+    const Value& v = *c.in[o.input];
+    if (o.kind == Kind::Input) {
+      if (!v.is_tensor()) return false;
+      t.push_back(v.any());
+    } else {
+      if (v.kind() != Value::Kind::TensorList) return false;
+      t.insert(t.end(), v.anys().begin(), v.anys().end());
+    }
+  }
+  return true;
+}
+
+/// Writes a library op's results `r` into the node's outputs. **Errors:** ValueError when the
+/// op computes more results than the node has outputs.
+template <class Op>
+void store_results(OpContext& c, std::vector<AnyTensor>&& r) {
+  // a node may have more outputs than the op computes (embedding_bag's offset2bag,
+  // bag_size, max_indices: used by gradients only); those stay None, and reading one as a
+  // tensor is a TypeError naming None
+  if (r.size() > c.out.size())
+    throw ValueError(std::string(Op::aten) + ": the node has " + std::to_string(c.out.size()) + " outputs, the op " +
+                     std::to_string(r.size()) + " results");
+  for (size_t k = 0; k < r.size(); ++k) c.out[k] = Value(std::move(r[k]));
+}
+
+}  // namespace detail
+
 /// Adds a registry entry for every op of the operator library (its aten name; kernel: the
-/// op's definition via `ops::call_args`; ops that declare `accepts_epilogue` fuse the
-/// activation that follows them, `call_with_epilogue`).
+/// op's definition via `ops::call_all`, its arguments read once at load where they are
+/// constants (`detail::prepare_library_call`), otherwise by `ops::call_args` on each run; ops
+/// that declare `accepts_epilogue` fuse the activation that follows them,
+/// `call_with_epilogue`).
 inline void register_library_ops(Registry& r) {
   ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
     OpDef d;
     d.name = std::string(Op::aten);
     if constexpr (fuses_epilogue<Op>) d.accepts_epilogue = true;
     if constexpr (requires { Op::in_place; }) d.in_place = Op::in_place;  // index_put_: writes into self (call_args)
+    d.prepare = &detail::prepare_library_call<Op>;
     d.kernel = [](OpContext& c) {
+      if constexpr (fuses_epilogue<Op>)
+        if (c.epilogue.active() && c.out.size() != 1)
+          throw ValueError(std::string(Op::aten) + ": the node has " + std::to_string(c.out.size()) + " outputs, the op 1 result");
+      if (c.state) {
+        const auto& p = *static_cast<const detail::PreparedLibraryCall<Op>*>(c.state);
+        std::vector<AnyTensor> t;
+        if (detail::prepared_operands(p, c, t)) {
+          if constexpr (fuses_epilogue<Op>) {
+            if (c.epilogue.active()) {
+              c.out[0] = Value(call_with_epilogue<Op>(t, p.args, c.epilogue));
+              return;
+            }
+          }
+          detail::store_results<Op>(c, ops::call_all<Op>(t, p.args));
+          return;
+        }
+      }
       std::vector<ops::Arg> args;
       args.reserve(c.in.size());
       for (const Value* v : c.in) args.push_back(to_arg(*v));
       if constexpr (fuses_epilogue<Op>) {
         if (c.epilogue.active()) {
-          if (c.out.size() != 1)
-            throw ValueError(std::string(Op::aten) + ": the node has " + std::to_string(c.out.size()) + " outputs, the op 1 result");
-          c.out[0] = Value(call_with_epilogue<Op>(args, c.epilogue));
+          static const ops::Schema s = ops::parse_schema(Op::schema);
+          const ops::ArgReader rd(s, args);
+          std::vector<AnyTensor> t;
+          if constexpr (requires { Op::tensors(rd); }) t = Op::tensors(rd);
+          else t = rd.tensors();
+          c.out[0] = Value(call_with_epilogue<Op>(t, Op::args(rd), c.epilogue));
           return;
         }
       }
-      std::vector<AnyTensor> r = ops::call_args<Op>(args);
-      // a node may have more outputs than the op computes (embedding_bag's offset2bag,
-      // bag_size, max_indices: used by gradients only); those stay None, and reading one as a
-      // tensor is a TypeError naming None
-      if (r.size() > c.out.size())
-        throw ValueError(std::string(Op::aten) + ": the node has " + std::to_string(c.out.size()) + " outputs, the op " +
-                         std::to_string(r.size()) + " results");
-      for (size_t k = 0; k < r.size(); ++k) c.out[k] = Value(std::move(r[k]));
+      detail::store_results<Op>(c, ops::call_args<Op>(args));
     };
     r.add(std::move(d));
   });

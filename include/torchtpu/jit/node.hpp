@@ -21,6 +21,7 @@ struct Node {
   ///@}
   std::string location;              ///< `node 12 (model.py:30:0)`, for error messages
   Epilogue epilogue{};               ///< activation fused in (fused mode only)
+  std::shared_ptr<const void> state; ///< what `op->prepare` computed at finalize (OpContext::state), or null
   /// A run-time elementwise region (kind `torchtpu::region`, fused mode only): its members,
   /// run as one pass over blocks, or one by one when a run-time precondition fails.
   std::shared_ptr<const Region> region;

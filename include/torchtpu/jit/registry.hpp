@@ -47,6 +47,9 @@ struct OpContext {
   std::span<Value> out;
   /// Activation to apply to the result, when the op fuses one.
   Epilogue epilogue{};
+  /// What `OpDef::prepare` computed for this node when the graph was finalized (null when the
+  /// op has no `prepare`, or it returned null: the kernel then reads its arguments itself).
+  const void* state = nullptr;
   /// Argument `i`, with a clear error when the node has fewer inputs.
   const Value& arg(size_t i, const char* what) const {
     if (i >= in.size())
@@ -100,6 +103,18 @@ struct OpDef {
   std::function<std::string(std::span<const Value* const>)> check;
   /// Its part in run-time elementwise regions (None: never a member).
   RegionRole region{};
+  /// Rearranges its inputs without computing on tensor data (prim::ListConstruct, TupleConstruct,
+  /// ListUnpack, NumToTensor, aten::Int): a node whose inputs are all constants is computed once
+  /// by Graph::finalize and its outputs kept as constants.
+  bool fold = false;
+  /// Optional per-node state computed once, by Graph::finalize after `check` passed: sees the
+  /// node's inputs (the constant value, or null for a value computed at run time) and returns
+  /// what its kernel would otherwise derive from them on every run (the library ops: their
+  /// `Op::Args` and where each tensor operand comes from), or null when it cannot be known
+  /// before the run. The kernel receives it as `OpContext::state` and must give the same
+  /// results with it as without it. Errors are not reported here: a throwing `prepare` leaves
+  /// the state null and the kernel reports the problem when it runs, with the node's location.
+  std::function<std::shared_ptr<const void>(std::span<const Value* const>)> prepare;
 };
 
 /// The registry: node kind → OpDef. Thread-safe for registration; look-ups happen when a

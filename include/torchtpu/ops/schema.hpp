@@ -302,16 +302,13 @@ class ArgReader {
   }
 
   /// The argument named `name` (passed or default; None when neither).
-  const Arg& get(std::string_view name) const {
-    const int i = schema_.index_of(name);
-    if (i < 0) throw ValueError(schema_.name + ": internal: the schema has no argument '" + std::string(name) + "'");
-    if (static_cast<size_t>(i) < args_.size()) return args_[static_cast<size_t>(i)];
-    const auto& d = schema_.args[static_cast<size_t>(i)].default_;
-    static const Arg none;
-    return d ? *d : none;
-  }
+  const Arg& get(std::string_view name) const { return lookup(name, true); }
   /// True when `name` is None.
-  bool is_none(std::string_view name) const { return std::holds_alternative<std::monostate>(get(name)); }
+  bool is_none(std::string_view name) const { return std::holds_alternative<std::monostate>(lookup(name, false)); }
+  /// Which passed arguments were read so far (bit `i`: position `i`, the first 64), through
+  /// any accessor but `is_none`: what a caller that reads the arguments once (a model graph
+  /// at load, jit/library_ops.hpp) checks to know a result depends on constants only.
+  uint64_t read() const noexcept { return read_; }
   /// An int argument (a bool reads as 0/1).
   int64_t to_int(std::string_view name) const {
     const Arg& a = get(name);
@@ -372,6 +369,18 @@ class ArgReader {
   const Schema& schema() const noexcept { return schema_; }
 
  private:
+  const Arg& lookup(std::string_view name, bool track) const {
+    const int i = schema_.index_of(name);
+    if (i < 0) throw ValueError(schema_.name + ": internal: the schema has no argument '" + std::string(name) + "'");
+    if (static_cast<size_t>(i) < args_.size()) {
+      if (track && i < 64) read_ |= uint64_t{1} << i;
+      return args_[static_cast<size_t>(i)];
+    }
+    const auto& d = schema_.args[static_cast<size_t>(i)].default_;
+    static const Arg none;
+    return d ? *d : none;
+  }
+
   TypeError mismatch(std::string_view name, const char* want, const Arg& got) const {
     return TypeError(schema_.name + ": argument '" + std::string(name) + "' must be " + want + ", got " +
                      arg_kind_name(got));
@@ -379,6 +388,7 @@ class ArgReader {
 
   const Schema& schema_;
   std::span<const Arg> args_;
+  mutable uint64_t read_ = 0;  ///< see read()
 };
 
 }  // namespace torchtpu::ops

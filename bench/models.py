@@ -239,7 +239,7 @@ def plot(rows, png):
     sel = [r for r in rows if r["batch"] == 1 and "p50" in r["torchtpu"]]
     if not sel:
         return
-    labels = ["%s\n%dt" % (r["model"], r["threads"]) for r in sel]
+    labels = ["%s, %d thr" % (r["model"], r["threads"]) for r in sel]
     vl = [r["libtorch"]["p50"] / r["torchtpu"]["p50"] if "p50" in r["libtorch"] else 0 for r in sel]
     vo = [r["ort"]["p50"] / r["torchtpu"]["p50"] if "p50" in r["ort"] else 0 for r in sel]
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(sel)), 4))
@@ -248,7 +248,7 @@ def plot(rows, png):
     ax.bar([x + 0.2 for x in xs], vo, 0.4, label="vs ONNX Runtime")
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set_xticks(list(xs))
-    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xticklabels(labels, fontsize=7, rotation=45, ha="right")
     ax.set_ylabel("peer p50 / torchtpu p50 (>1: torchtpu faster)")
     ax.set_title("batch 1, 224x224")
     ax.legend()

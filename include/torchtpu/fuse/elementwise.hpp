@@ -297,15 +297,46 @@ bool elementwise_region(const Tensor<T, R>& dest, const E& e, bool check_overlap
 inline constexpr int64_t region_block = 512;
 
 
+/// `gather_elems` for elements of E bytes: fixed-size copies the compiler turns into loads and
+/// stores (a broadcast operand, stride 0, is one value filled). A copy of run-time size was a
+/// libc call per element: 18 % of mobilenet_v2's forward at 224x224, in the bias of every
+/// convolution's fused epilogue.
+template <int E>
+void gather_fixed(char* dst, const char* src, int64_t stride, int64_t n) {
+  if (stride == 0) {
+    unsigned char v[E];
+    std::memcpy(v, src, E);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * E, v, E);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * E, src + i * stride * E, E);
+}
+/// `scatter_elems` for elements of E bytes.
+template <int E>
+void scatter_fixed(char* dst, int64_t stride, const char* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride * E, src + i * E, E);
+}
+
 /// Copies `n` elements of `elem` bytes from `src` (stride `stride` elements) to `dst`.
 inline void gather_elems(char* dst, const char* src, int64_t stride, int64_t n, int elem) {
-  if (stride == 0) {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * elem, src, size_t(elem));
-    return;
+  switch (elem) {
+    case 1: return gather_fixed<1>(dst, src, stride, n);
+    case 2: return gather_fixed<2>(dst, src, stride, n);
+    case 4: return gather_fixed<4>(dst, src, stride, n);
+    case 8: return gather_fixed<8>(dst, src, stride, n);
+    default: break;
   }
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * elem, src + i * stride * elem, size_t(elem));
 }
+/// Copies `n` elements of `elem` bytes from `src` to `dst` (stride `stride` elements).
 inline void scatter_elems(char* dst, int64_t stride, const char* src, int64_t n, int elem) {
+  switch (elem) {
+    case 1: return scatter_fixed<1>(dst, stride, src, n);
+    case 2: return scatter_fixed<2>(dst, stride, src, n);
+    case 4: return scatter_fixed<4>(dst, stride, src, n);
+    case 8: return scatter_fixed<8>(dst, stride, src, n);
+    default: break;
+  }
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride * elem, src + i * elem, size_t(elem));
 }
 

@@ -16,16 +16,6 @@
 
 namespace torchtpu::detail {
 
-/// A per-thread scratch buffer that only grows (so repeated materializations do not
-/// allocate after the first call). `slot` separates buffers used at the same time.
-template <class T>
-T* workspace(size_t n, int slot) {
-  thread_local std::vector<T> buf[4];
-  auto& b = buf[slot];
-  if (b.size() < n) b.resize(n);
-  return b.data();
-}
-
 /// C (row-major, leading dim `ldc`, type Acc) = A · B, where A has strides (sam, sak) and B
 /// has strides (sbk, sbn), both of element type T, accumulating in Acc (float for bf16/half).
 /// Rows [row_begin, row_end) of C only.

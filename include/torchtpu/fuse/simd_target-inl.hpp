@@ -331,6 +331,11 @@ inline float hmax(TORCHTPU_FV a) {
 inline TORCHTPU_FV vconcat_even(TORCHTPU_FV hi, TORCHTPU_FV lo) {
   return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::ConcatEven(TORCHTPU_FV::D(), hi.h(), lo.h()));
 }
+/// Lanes 1, 3, 5, ... of the 2 · lanes floats `lo` then `hi` (with `vconcat_even`: a
+/// deinterleave of pairs).
+inline TORCHTPU_FV vconcat_odd(TORCHTPU_FV hi, TORCHTPU_FV lo) {
+  return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::ConcatOdd(TORCHTPU_FV::D(), hi.h(), lo.h()));
+}
 
 // ---- lane permutations and lane 0: the fixed lane trees of the reductions (vec_reduce.hpp) ----
 /// `x` with lanes l and l ^ S exchanged, for S a power of two below `lanes`: S = 1 swaps

@@ -1,17 +1,19 @@
 // torchtpu/fuse/window.hpp — the 2-D sliding-window kernels of the CPU engine: max pooling,
 // average pooling and depthwise convolution over one [H, W] plane at a time (NCHW, f32),
-// vectorized along output columns on every vector target, with the scalar loop as the
-// definition of each value at the borders and on the scalar path. The scalar loop is one
-// template over the element/accumulator type: float64 pooling and integer max pooling run it
-// too (window2d_typed).
+// vectorized along output columns on every vector target. Pooling: the scalar loop is the
+// definition of each value at the borders and on the scalar path. Depthwise convolution: each
+// plane is first copied into a zero-padded buffer, split by the column stride into phases, so
+// every output (borders included) is a chain of vector FMAs over contiguous loads. The scalar
+// loop is one template over the element/accumulator type: float64 pooling and integer max
+// pooling run it too (window2d_typed).
 #pragma once
 #include <algorithm>  // std::min, std::max
 #include <cstdint>    // int64_t
 #include <limits>     // std::numeric_limits
 #include <type_traits>  // std::is_floating_point_v, std::is_same_v
 
-#include "simd.hpp"     // FloatVec, vector_entry, select, vconcat_even
-#include "threads.hpp"  // parallel_chunks, chunks_for
+#include "simd.hpp"     // FloatVec, vector_entry, select, vconcat_even, vconcat_odd, vfma
+#include "threads.hpp"  // parallel_chunks, chunks_for, workspace
 
 namespace torchtpu::detail {
 
@@ -193,10 +195,143 @@ TORCHTPU_VEC void window2d_planes(const Window2dArgs& a, int64_t p0, int64_t p1)
   }
 }
 
+/// The padded, phase-split copy of one input plane that `depthwise_planes` reads: `rows` rows
+/// of `sw` phases of `wq` floats each; padded column c (input column c - pw, zero outside the
+/// input) is element c / sw of phase c % sw, so an output column ow and window column offset
+/// jc = j · dw read element ow + jc / sw of phase jc % sw: consecutive outputs read
+/// consecutive elements whatever the stride.
+struct DepthwisePad {
+  int64_t rows = 0, wq = 0, sw = 1, row_floats = 0;
+};
+
+/// The padded-plane geometry of depthwise `a` on vectors of `lanes` floats: wide enough that
+/// every output vector (the last one of a row included, all lanes) reads inside it.
+inline DepthwisePad depthwise_pad(const Window2dArgs& a, int64_t lanes) {
+  DepthwisePad p;
+  const int64_t nv = (a.OW + lanes - 1) / lanes;
+  p.rows = (a.OH - 1) * a.sh + (a.kh - 1) * a.dh + 1;
+  p.sw = a.sw;
+  p.wq = nv * lanes + (a.kw - 1) * a.dw / a.sw;
+  p.row_floats = p.sw * p.wq;
+  return p;
+}
+
+/// Copies plane `xc` (H x W) into `buf` as `depthwise_pad` describes; `row` is scratch of
+/// `sw · wq` rounded up to 2 · lanes floats (used when sw > 1).
+template <class V>
+TORCHTPU_VEC void depthwise_fill(const Window2dArgs& a, const DepthwisePad& p, const float* xc, float* buf, float* row) {
+  constexpr int L = V::lanes;
+  const int64_t wp = p.row_floats;
+  // input columns [0, W) land at padded columns [pw, pw + W), clipped to [0, wp)
+  const int64_t c0 = std::min(a.pw, wp), n = std::max<int64_t>(0, std::min(a.W, wp - a.pw));
+  for (int64_t r = 0; r < p.rows; ++r) {
+    float* d = buf + r * wp;
+    const int64_t ih = r - a.ph;
+    if (ih < 0 || ih >= a.H) {
+      std::fill(d, d + wp, 0.0f);
+      continue;
+    }
+    // zeros, then the input row over them (rows are short: vector stores, no library call)
+    float* t = p.sw == 1 ? d : row;
+    const int64_t end = p.sw == 1 ? wp : (wp + 2 * L - 1) / (2 * L) * (2 * L);
+    for (int64_t c = 0; c < end; c += L) vstore(t + c, V::zero(), end - c);
+    const float* xr = xc + ih * a.W;
+    for (int64_t c = 0; c < n; c += L) vstore(t + c0 + c, V::load_n(xr + c, n - c), n - c);
+    if (p.sw == 2) {
+      for (int64_t c = 0; c < wp; c += 2 * L) {
+        const V lo = V::load(row + c), hi = V::load(row + c + L);
+        vstore(d + c / 2, vconcat_even(hi, lo), std::min<int64_t>(L, p.wq - c / 2));
+        vstore(d + p.wq + c / 2, vconcat_odd(hi, lo), std::min<int64_t>(L, p.wq - c / 2));
+      }
+    } else if (p.sw > 2) {
+      for (int64_t c = 0; c < wp; ++c) d[(c % p.sw) * p.wq + c / p.sw] = row[c];
+    }
+  }
+}
+
+/// An output vector of a depthwise plane: output row `oh`, columns from `v` · lanes.
+struct DepthwiseTile {
+  int64_t oh = 0, v = 0;
+};
+
+/// U consecutive output vectors (from tile t0, row by row over the plane's OH x nv tiles,
+/// nv = ceil(OW / lanes)) of one depthwise plane from its padded copy: U independent FMA
+/// chains over the window's rows, then columns (tap k: weight wk[k], input at offs[k] from the
+/// tile's padded position), starting from the bias.
+template <class V, int U>
+TORCHTPU_VEC void depthwise_tiles(const Window2dArgs& a, const DepthwisePad& p, const float* buf, const float* wk,
+                                  const int64_t* offs, int64_t taps, const V& bias, float* o, DepthwiseTile t0,
+                                  int64_t nv) {
+  constexpr int L = V::lanes;
+  const float* base[U];
+  int64_t at[U], count[U];
+  int64_t oh = t0.oh, v = t0.v;
+  for (int u = 0; u < U; ++u) {
+    const int64_t ow = v * L;
+    base[u] = buf + oh * a.sh * p.row_floats + ow;
+    at[u] = oh * a.OW + ow;
+    count[u] = std::min<int64_t>(L, a.OW - ow);
+    if (++v == nv) {
+      v = 0;
+      ++oh;
+    }
+  }
+  V acc[U];
+  for (int u = 0; u < U; ++u) acc[u] = bias;
+  for (int64_t k = 0; k < taps; ++k) {
+    const V w = V::set1(wk[k]);
+    for (int u = 0; u < U; ++u) acc[u] = vfma(V::load(base[u] + offs[k]), w, acc[u]);
+  }
+  for (int u = 0; u < U; ++u) vstore(o + at[u], acc[u], count[u]);
+}
+
+/// Depthwise planes [p0, p1), any stride and dilation: each plane is copied once into a
+/// zero-padded, phase-split per-thread buffer (depthwise_fill), then every output, borders
+/// included, is a vector FMA chain, 8 output vectors at a time (8 chains hide the FMA
+/// latency). Padding contributes x = 0 terms, as in torch's im2col and XLA's convolution.
+template <class V>
+TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1) {
+  constexpr int L = V::lanes;
+  const DepthwisePad p = depthwise_pad(a, L);
+  const int64_t nv = (a.OW + L - 1) / L, tiles = a.OH * nv;
+  float* buf = workspace<float>(size_t(p.rows * p.row_floats + p.row_floats + 2 * L), 4);
+  float* row = buf + p.rows * p.row_floats;
+  // where each tap (window row i, column j) reads, from an output's padded position
+  const int64_t taps = a.kh * a.kw;
+  int64_t* offs = workspace<int64_t>(size_t(taps), 4);
+  for (int64_t i = 0; i < a.kh; ++i)
+    for (int64_t j = 0; j < a.kw; ++j) {
+      const int64_t jc = j * a.dw;
+      offs[i * a.kw + j] = i * a.dh * p.row_floats + (jc % p.sw) * p.wq + jc / p.sw;
+    }
+  for (int64_t pl = p0; pl < p1; ++pl) {
+    const int64_t ch = pl % a.planes_per_item;
+    depthwise_fill<V>(a, p, a.x + pl * a.H * a.W, buf, row);
+    const float* wk = a.weight + ch * a.kh * a.kw;
+    const V bias = V::set1(a.bias ? a.bias[ch] : 0.0f);
+    float* o = a.out + pl * a.OH * a.OW;
+    DepthwiseTile tile;
+    auto advance = [&](int64_t by) {
+      tile.v += by;
+      tile.oh += tile.v / nv;
+      tile.v %= nv;
+    };
+    int64_t t = 0;
+    for (; t + 8 <= tiles; t += 8, advance(8)) depthwise_tiles<V, 8>(a, p, buf, wk, offs, taps, bias, o, tile, nv);
+    if (t + 4 <= tiles) {
+      depthwise_tiles<V, 4>(a, p, buf, wk, offs, taps, bias, o, tile, nv);
+      t += 4;
+      advance(4);
+    }
+    for (; t < tiles; ++t, advance(1)) depthwise_tiles<V, 1>(a, p, buf, wk, offs, taps, bias, o, tile, nv);
+  }
+}
+
 struct Window2dBody {
   template <class V>
   TORCHTPU_VEC void operator()(const Window2dArgs& a, int64_t p0, int64_t p1) const {
-    if (a.sw == 1) window2d_planes<V, 1>(a, p0, p1);
+    if (a.kind == Window2dArgs::Kind::depthwise) depthwise_planes<V>(a, p0, p1);
+    else if (a.sw == 1) window2d_planes<V, 1>(a, p0, p1);
     else window2d_planes<V, 2>(a, p0, p1);
   }
 };
@@ -206,10 +341,10 @@ struct Window2dBody {
 /// Planes [p0, p1) of `a` on this thread.
 using Window2dFn = void (*)(const Window2dArgs&, int64_t, int64_t);
 
-/// The window kernel of instruction set `isa`: the vector one when this build has it and the
-/// horizontal stride is 1 or 2, else the plain loops.
-inline Window2dFn window2d_kernel_for(CpuIsa isa, int64_t sw) {
-  if (sw > 2) return &window2d_scalar;
+/// The window kernel of instruction set `isa` for `a`: the vector one when this build has it
+/// and `a` is depthwise or pooling with horizontal stride 1 or 2, else the plain loops.
+inline Window2dFn window2d_kernel_for(CpuIsa isa, const Window2dArgs& a) {
+  if (a.kind != Window2dArgs::Kind::depthwise && a.sw > 2) return &window2d_scalar;
   switch (isa) {
 #if TORCHTPU_HAS_AVX512_PATH
     case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;
@@ -229,7 +364,7 @@ inline Window2dFn window2d_kernel_for(CpuIsa isa, int64_t sw) {
 /// thread: results do not depend on the thread count).
 inline void window2d(const Window2dArgs& a) {
   if (a.planes <= 0 || a.OH <= 0 || a.OW <= 0) return;
-  const Window2dFn fn = window2d_kernel_for(cpu_isa(), a.sw);
+  const Window2dFn fn = window2d_kernel_for(cpu_isa(), a);
   const int64_t work = a.planes * a.OH * a.OW * a.kh * a.kw;
   parallel_chunks(a.planes, chunks_for(work, int64_t(1) << 16), 1, [&](int64_t p0, int64_t p1) { fn(a, p0, p1); });
 }

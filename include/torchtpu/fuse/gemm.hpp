@@ -76,6 +76,12 @@ struct SgemmArgs {
   /// A and B hold bf16 bit patterns (uint16) instead of floats: converted exactly to f32
   /// while packing, so the product accumulates in f32 (the TPU's default numerics).
   bool bf16 = false;
+  /// When set, B is computed while it is packed instead of read from `b` (a convolution's
+  /// im2col: fuse/gemm.hpp never sees the unfolded matrix): `pack_b_from(b_ctx, p0, kb, j0,
+  /// nr, dst)` writes rows [p0, p0 + kb) x columns [j0, j0 + nr) of B into dst[kb][nr], zero
+  /// past n, for the kernels' panel width nr; called from several threads at once.
+  void (*pack_b_from)(const void* ctx, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) = nullptr;
+  const void* b_ctx = nullptr;
   float a_at(int64_t off) const {
     if (!bf16) return a[off];
     return std::bit_cast<float>(uint32_t(reinterpret_cast<const uint16_t*>(a)[off]) << 16);
@@ -628,7 +634,9 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
                     for (int64_t u = u0; u < u1; ++u) {
                       const int64_t p0 = (u / npanels) * kc, jp = u % npanels;
                       const int64_t kb = std::min(kc, g.k - p0);
-                      kern.pack_b(g, p0, kb, jp * nr, bpack + p0 * npanels * nr + jp * kb * nr);
+                      float* dst = bpack + p0 * npanels * nr + jp * kb * nr;
+                      if (g.pack_b_from) g.pack_b_from(g.b_ctx, p0, kb, jp * nr, nr, dst);
+                      else kern.pack_b(g, p0, kb, jp * nr, dst);
                     }
                   });
   parallel_chunks(g.m, row_chunks, mr, [&](int64_t r0, int64_t r1) {
@@ -665,7 +673,7 @@ inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kerne
     return;
   }
   // Batch 1–4: no packing, B streamed once (fuse/gemv.hpp).
-  if (!g.bf16) {
+  if (!g.bf16 && !g.pack_b_from) {
     const GemvArgs v{g.m, g.n, g.k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn, g.c, g.ldc};
     if (gemv_supported(v) && cpu_has_vector_gemv()) {
       sgemv_small(v);

@@ -7,7 +7,7 @@
 // loop is one template over the element/accumulator type: float64 pooling and integer max
 // pooling run it too (window2d_typed).
 #pragma once
-#include <algorithm>  // std::min, std::max
+#include <algorithm>  // std::min, std::max, std::clamp, std::fill
 #include <cstdint>    // int64_t
 #include <limits>     // std::numeric_limits
 #include <type_traits>  // std::is_floating_point_v, std::is_same_v
@@ -135,6 +135,96 @@ inline void window_interior(const Window2dArgs& a, int64_t& lo, int64_t& hi) {
   hi = last < 0 ? 0 : last / a.sw + 1;
   hi = std::min(hi, a.OW);
   if (hi < lo) hi = lo;
+}
+
+/// One image's group of a 2-D convolution as the B operand of its GEMM: B[k, l] with k =
+/// (input channel, window row i, window column j) and l = output position (oh, ow) is
+/// x[channel, oh · sh - ph + i · dh, ow · sw - pw + j · dw], zero outside the input (torch's
+/// im2col). `im2col_pack_b` computes it panel by panel while the GEMM packs B
+/// (`SgemmArgs::pack_b_from`), so no unfolded [K, L] buffer exists.
+struct Im2colArgs {
+  const float* x = nullptr;  ///< the group's first input channel, [Cg, H, W] contiguous
+  int64_t H = 0, W = 0, KH = 1, KW = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int64_t OW = 1, L = 0;  ///< output width, output positions (OH · OW)
+};
+
+/// The widest GEMM panel `im2col_pack_b` packs.
+inline constexpr int64_t im2col_max_nr = 64;
+
+/// A run of a panel's columns within one output row: dst columns [at, at + len) are output
+/// row oh, columns [ow, ow + len).
+struct Im2colRun {
+  int64_t at, len, oh, ow;
+};
+
+/// Cuts columns [j0, j0 + cols) into runs within one output row; returns the count (<= cols).
+inline int im2col_runs(const Im2colArgs& g, int64_t j0, int64_t cols, Im2colRun* runs) {
+  int n = 0;
+  for (int64_t c = 0, oh = j0 / g.OW, ow = j0 % g.OW; c < cols; ++oh, ow = 0) {
+    const int64_t len = std::min(cols - c, g.OW - ow);
+    runs[n++] = Im2colRun{c, len, oh, ow};
+    c += len;
+  }
+  return n;
+}
+
+/// The run's outputs q in [q0, q1) read inside the input row (input column iw0 + q · sw).
+inline void im2col_inside(const Im2colArgs& g, const Im2colRun& u, int64_t iw0, int64_t& q0, int64_t& q1) {
+  if (g.sw == 1) {
+    q0 = std::clamp<int64_t>(-iw0, 0, u.len);
+    q1 = std::clamp<int64_t>(g.W - iw0, q0, u.len);
+  } else {
+    q0 = std::min(u.len, iw0 >= 0 ? 0 : (-iw0 + g.sw - 1) / g.sw);
+    q1 = std::max(q0, std::min(u.len, iw0 >= g.W ? 0 : (g.W - iw0 + g.sw - 1) / g.sw));
+  }
+}
+
+/// Rows [p0, p0 + kb) x columns [j0, j0 + nr) of `g`'s B into dst[kb][nr] (zero past L) by
+/// plain loops; `Copy(d, src, q0, q1)` writes the inside part of a run (the vector kernels
+/// pass theirs).
+template <class Zero, class Copy>
+void im2col_pack_with(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst, Zero zero,
+                      Copy copy) {
+  Im2colRun runs[im2col_max_nr];
+  const int64_t cols = std::min(nr, g.L - j0);
+  const int nruns = im2col_runs(g, j0, cols, runs);
+  const int64_t taps = g.KH * g.KW;
+  int64_t ch = p0 / taps, i = p0 % taps / g.KW, j = p0 % g.KW;
+  for (int64_t kk = 0; kk < kb; ++kk, dst += nr) {
+    const float* xc = g.x + ch * g.H * g.W;
+    for (int r = 0; r < nruns; ++r) {
+      const Im2colRun& u = runs[r];
+      float* d = dst + u.at;
+      const int64_t ih = u.oh * g.sh - g.ph + i * g.dh;
+      if (ih < 0 || ih >= g.H) {
+        zero(d, u.len);
+        continue;
+      }
+      const int64_t iw0 = u.ow * g.sw - g.pw + j * g.dw;
+      int64_t q0, q1;
+      im2col_inside(g, u, iw0, q0, q1);
+      zero(d, q0);
+      copy(d, xc + ih * g.W + iw0, q0, q1);
+      zero(d + q1, u.len - q1);
+    }
+    zero(dst + cols, nr - cols);
+    if (++j == g.KW) {
+      j = 0;
+      if (++i == g.KH) {
+        i = 0;
+        ++ch;
+      }
+    }
+  }
+}
+
+/// `im2col_pack_with` by plain loops.
+inline void im2col_pack_scalar(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
+  im2col_pack_with(
+      g, p0, kb, j0, nr, dst, [](float* d, int64_t n) { std::fill(d, d + n, 0.0f); },
+      [&](float* d, const float* src, int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q) d[q] = src[q * g.sw];
+      });
 }
 
 #if TORCHTPU_HAS_VECTOR_PATH
@@ -327,6 +417,30 @@ TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1
   }
 }
 
+/// `im2col_pack_with` on vector type V: stride-1 runs by (masked) vector copies, stride-2
+/// ones by deinterleaving loads (whole vectors; the last partial one by plain loops).
+struct Im2colBody {
+  template <class V>
+  TORCHTPU_VEC void operator()(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) const {
+    constexpr int L = V::lanes;
+    im2col_pack_with(
+        g, p0, kb, j0, nr, dst,
+        [](float* d, int64_t n) {
+          for (int64_t q = 0; q < n; q += L) vstore(d + q, V::zero(), n - q);
+        },
+        [&](float* d, const float* src, int64_t q0, int64_t q1) {
+          if (g.sw == 1) {
+            for (int64_t q = q0; q < q1; q += L) vstore(d + q, V::load_n(src + q, q1 - q), q1 - q);
+          } else {
+            int64_t q = q0;
+            if (g.sw == 2)
+              for (; q + L <= q1; q += L) vstore(d + q, window_load<V, 2>(src + 2 * q), L);
+            for (; q < q1; ++q) d[q] = src[q * g.sw];
+          }
+        });
+  }
+};
+
 struct Window2dBody {
   template <class V>
   TORCHTPU_VEC void operator()(const Window2dArgs& a, int64_t p0, int64_t p1) const {
@@ -357,6 +471,32 @@ inline Window2dFn window2d_kernel_for(CpuIsa isa, const Window2dArgs& a) {
 #endif
     default: return &window2d_scalar;
   }
+}
+
+/// `im2col_pack_with` kernel of instruction set `isa` (the plain loops when this build has no
+/// vector code for it).
+using Im2colFn = void (*)(const Im2colArgs&, int64_t, int64_t, int64_t, int64_t, float*);
+inline Im2colFn im2col_kernel_for(CpuIsa isa) {
+  switch (isa) {
+#if TORCHTPU_HAS_AVX512_PATH
+    case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<Im2colBody, const Im2colArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
+#endif
+#if TORCHTPU_HAS_AVX2_PATH
+    case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<Im2colBody, const Im2colArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
+#endif
+#if TORCHTPU_HAS_NEON_PATH
+    case CpuIsa::neon: return &TargetCall<HWY_NEON>::template run<Im2colBody, const Im2colArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
+#endif
+    default: return &im2col_pack_scalar;
+  }
+}
+
+/// `SgemmArgs::pack_b_from` for a convolution: `ctx` is an `Im2colArgs`; rows [p0, p0 + kb) x
+/// columns [j0, j0 + nr) of its B into dst[kb][nr] (nr <= im2col_max_nr), with the engine's
+/// instruction set.
+inline void im2col_pack_b(const void* ctx, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
+  static const Im2colFn fn = im2col_kernel_for(cpu_isa());
+  fn(*static_cast<const Im2colArgs*>(ctx), p0, kb, j0, nr, dst);
 }
 
 /// Runs `a` over all its planes with the engine's instruction set, split over the thread pool

@@ -7,8 +7,9 @@
 // tests/device_ops/test_device_conv.cpp (PJRT devices), tests/jit (models).
 //
 // CPU kernels. float32 runs the engine's fast paths: 1-D and 2-D convolutions as one GEMM per
-// group on an im2col buffer (1x1 stride-1 ones read the input directly), depthwise ones and
-// pooling through fuse/window.hpp's vector kernels. float16 and bfloat16 convert to float32,
+// image and group (1x1 stride-1 ones read the input directly; others unfold the input into the
+// GEMM's packed B panels as it packs them, fuse/window.hpp's im2col_pack_b: no im2col buffer; without a vector
+// GEMM, an im2col buffer), depthwise ones and pooling through fuse/window.hpp's vector kernels. float16 and bfloat16 convert to float32,
 // run the same paths and round once. float64, 3-D and transposed convolutions run a direct loop
 // accumulating in float64 (rounded once).
 //
@@ -33,7 +34,8 @@
 #include <variant>      // std::get_if (string padding)
 #include <vector>       // std::vector
 
-#include "../fuse/window.hpp"  // window2d (pooling, depthwise convolution)
+#include "../fuse/gemm.hpp"    // SgemmArgs, sgemm_f32 (implicit-GEMM convolution)
+#include "../fuse/window.hpp"  // window2d (pooling, depthwise convolution), im2col_pack_b
 #include "arith.hpp"           // torchtpu::add (bias in the GEMM's output pass)
 #include "library.hpp"         // TensorMeta, DtypeSet, ops::call, call_typed
 #include "matmul.hpp"          // torchtpu::matmul (the cpu GEMM)
@@ -277,10 +279,49 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
     return;
   }
   const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && g.hi[1] == 0 && g.hi[2] == 0;
-  FloatTensor cols = direct ? FloatTensor() : FloatTensor::empty(Dims{K, L});
   const FloatTensor w2 = wc.view(Dims{OC, K});
   FloatTensor bias2;
   if (b) bias2 = b->contiguous().view(Dims{OC, 1});
+#if TORCHTPU_HAS_VECTOR_PATH
+  if (!direct && torchtpu::detail::cpu_has_vector_gemm() && torchtpu::detail::sgemm_kernels().nr <= torchtpu::detail::im2col_max_nr) {
+    // Implicit GEMM: out[OCg, L] = W[OCg, K] · B, B unfolded from the input while it is packed
+    // (fuse/window.hpp im2col_pack_b); bias and `ep` on each finished block of rows, 32 rows at a time.
+    struct Epi {
+      const FloatTensor* dest;
+      const FloatTensor* bias;  // [OCg, 1] of this group, or null
+      const Ep* ep;
+    };
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        const torchtpu::detail::Im2colArgs src{xp + (n * C + gi * Cg) * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw, OW, L};
+        const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg).view(Dims{OCg, L});
+        const FloatTensor bg = b ? bias2.narrow(0, gi * OCg, OCg) : FloatTensor();
+        Epi epi{&dest, b ? &bg : nullptr, &ep};
+        torchtpu::detail::SgemmArgs a;
+        a.m = OCg; a.n = L; a.k = K;
+        a.a = wc.data_ptr() + gi * OCg * K; a.sam = K; a.sak = 1;
+        a.c = dest.data_ptr(); a.ldc = L;
+        a.pack_b_from = &torchtpu::detail::im2col_pack_b;
+        a.b_ctx = &src;
+        if (b || !is_store_epilogue<Ep>) {
+          a.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
+            const Epi& e = *static_cast<const Epi*>(ctx);
+            for (int64_t t = r0; t < r1; t += 32) {
+              const int64_t rows = std::min<int64_t>(32, r1 - t);
+              const FloatTensor d = e.dest->narrow(0, t, rows);
+              if (e.bias) (*e.ep)(d, torchtpu::add(d, e.bias->narrow(0, t, rows)));
+              else (*e.ep)(d, d);
+            }
+          };
+          a.epilogue_ctx = &epi;
+        }
+        torchtpu::detail::sgemm_f32(a);
+      }
+    }
+    return;
+  }
+#endif
+  FloatTensor cols = direct ? FloatTensor() : FloatTensor::empty(Dims{K, L});
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t gi = 0; gi < groups; ++gi) {
       FloatTensor src;

@@ -48,12 +48,20 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 # issue 16's CNNs and vit_b_16 (224x224); --quick keeps the ones a 2-core machine runs in
 # minutes
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
-          "squeezenet1_1", "shufflenet_v2_x1_0", "convnext_tiny", "vit_b_16"]
+          "squeezenet1_1", "shufflenet_v2_x1_0", "convnext_tiny", "vit_b_16",
+          "minilm_l6_s16", "minilm_l6_s128", "minilm_l6_s512", "bert_base_s16", "bert_base_s128",
+          "bert_base_s512"]
 QUICK = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "squeezenet1_1",
          "shufflenet_v2_x1_0"]
 SIZE = 224
 INPUT_SEED = 1
 WEIGHT_SEED = 0
+# Transformer encoders (BERT's layer: post-norm, GELU, eager attention as Hugging Face's
+# BertLayer computes it), on hidden states [batch, seq, hidden] (the embeddings looked up):
+# name -> (layers, hidden, heads, feed-forward). BERT-base and all-MiniLM-L6-v2's sizes.
+ENCODERS = {"bert_base": (12, 768, 12, 3072), "minilm_l6": (6, 384, 12, 1536)}
+ENCODER_SEQS = (16, 128, 512)
+ENCODER_MODELS = ["%s_s%d" % (e, n) for e in ENCODERS for n in ENCODER_SEQS]
 
 
 def log(*a):
@@ -70,11 +78,44 @@ def percentiles(ts):
 
 # ---- preparing one model (Debian's torch) -----------------------------------------------
 
+def encoder_spec(name):
+    """(layers, hidden, heads, feed-forward, seq) of an encoder name such as bert_base_s128, or None."""
+    import re
+    m = re.fullmatch(r"(%s)_s(\d+)" % "|".join(ENCODERS), name)
+    return ENCODERS[m.group(1)] + (int(m.group(2)),) if m else None
+
+
+def build_encoder(layers, hidden, heads, ff):
+    """A BERT-style encoder stack (random weights from torch's default initialization)."""
+    import math
+    import torch
+
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v, self.o = (torch.nn.Linear(hidden, hidden) for _ in range(4))
+            self.ln1, self.ln2 = torch.nn.LayerNorm(hidden, eps=1e-12), torch.nn.LayerNorm(hidden, eps=1e-12)
+            self.f1, self.f2 = torch.nn.Linear(hidden, ff), torch.nn.Linear(ff, hidden)
+
+        def forward(self, x):
+            b, n, d = x.shape[0], x.shape[1], hidden // heads
+
+            def split(t):
+                return t.view(b, n, heads, d).transpose(1, 2)
+            q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+            att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d), dim=-1)
+            a = torch.matmul(att, v).transpose(1, 2).reshape(b, n, hidden)
+            x = self.ln1(x + self.o(a))
+            return self.ln2(x + self.f2(torch.nn.functional.gelu(self.f1(x))))
+
+    return torch.nn.Sequential(*[Layer() for _ in range(layers)])
+
+
 def prepare(name, batch, cache):
-    """Traces, freezes and exports `name` for a [batch, 3, 224, 224] input; returns its paths."""
+    """Traces, freezes and exports `name` for a [batch, 3, 224, 224] input (an encoder: [batch,
+    seq, hidden]); returns its paths."""
     import numpy as np
     import torch
-    import torchvision.models as tvm
     import trace_torchvision as tv
 
     stem = os.path.join(cache, "%s_b%d" % (name, batch))
@@ -84,10 +125,16 @@ def prepare(name, batch, cache):
         return paths
     torch.set_num_threads(os.cpu_count() or 1)
     torch.manual_seed(WEIGHT_SEED)
-    kw = {"aux_logits": False, "init_weights": True} if name in tv.NO_AUX else {}
-    model = tvm.get_model(name, weights=None, **kw).eval()
-    tv.make_nondegenerate(model, SIZE)
-    x = torch.randn([batch, 3, SIZE, SIZE], generator=torch.Generator().manual_seed(INPUT_SEED))
+    enc = encoder_spec(name)
+    if enc:
+        model = build_encoder(*enc[:4]).eval()
+        x = torch.randn([batch, enc[4], enc[1]], generator=torch.Generator().manual_seed(INPUT_SEED))
+    else:
+        import torchvision.models as tvm
+        kw = {"aux_logits": False, "init_weights": True} if name in tv.NO_AUX else {}
+        model = tvm.get_model(name, weights=None, **kw).eval()
+        tv.make_nondegenerate(model, SIZE)
+        x = torch.randn([batch, 3, SIZE, SIZE], generator=torch.Generator().manual_seed(INPUT_SEED))
     meta = {"name": name, "batch": batch, "torch": torch.__version__, "onnx_error": None}
     with torch.no_grad():
         frozen = torch.jit.freeze(torch.jit.trace(model, x, check_trace=False).eval())
@@ -172,10 +219,12 @@ def time_torchtpu(runner, paths, threads, iters):
     import re
     lat = re.search(r"^latency torchtpu.*p50 ([0-9.]+) ms, p99 ([0-9.]+) ms", p.stdout, re.M)
     ref = re.search(r"^reference: max abs diff (\S+), max rel diff (\S+)", p.stdout, re.M)
+    heap = re.search(r"^heap per forward: (\d+) allocations .*peak ([0-9.]+) MiB", p.stdout, re.M)
     if not lat:
         tail = (p.stderr or p.stdout).strip().splitlines()
         return {"error": tail[-1][:300] if tail else "rc %d" % p.returncode}
-    return {"p50": float(lat.group(1)), "p99": float(lat.group(2)), "rel": float(ref.group(2)) if ref else None}
+    return {"p50": float(lat.group(1)), "p99": float(lat.group(2)), "rel": float(ref.group(2)) if ref else None,
+            "allocs": int(heap.group(1)) if heap else None, "peak_mib": float(heap.group(2)) if heap else None}
 
 
 # ---- the report ---------------------------------------------------------------------------
@@ -190,30 +239,35 @@ def write_report(out, rows, args, versions):
                  time.strftime("%Y-%m-%d"), platform.processor() or platform.machine(), os.cpu_count() or 0,
                  cpu_model()),
              "Versions: %s." % versions, "",
-             "torchvision models with random (non-degenerate) weights, 224x224 inputs. Each candidate runs in its",
+             "torchvision models with random (non-degenerate) weights, 224x224 inputs; BERT-style encoders",
+             "(`bert_base`: 12 layers, hidden 768, 12 heads, FF 3072; `minilm_l6`: 6 layers, 384, 12 heads, 1536;",
+             "`_sN`: sequence length N) on random hidden states [batch, N, hidden]. Each candidate runs in its",
              "own process, one warm-up call then N timed calls; the candidates alternate run by run over %d rounds" % args.rounds,
              "and each cell is the median over the rounds of that run's p50 / p99 (ms). `vs libtorch` and",
              "`vs ORT` are the peer's p50 divided by torchtpu's (above 1: torchtpu is faster). `rel` is the",
              "largest difference from libtorch's output over its largest magnitude (torchtpu's, ONNX Runtime's).",
              "libtorch runs `torch.jit.optimize_for_inference` of the frozen module with",
              "ATEN_CPU_CAPABILITY=avx512 and OMP_WAIT_POLICY=passive; ONNX Runtime the `torch.onnx.export` of the eager model (opset 17) with",
-             "every graph optimization and `intra_op_num_threads` = the thread count.", "",
-             "| model | batch | threads | torchtpu p50 / p99 | libtorch p50 / p99 | ORT p50 / p99 | vs libtorch | vs ORT | rel torchtpu | rel ORT |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "every graph optimization and `intra_op_num_threads` = the thread count. `allocs / peak` is one",
+             "torchtpu forward after the warm-up: global operator new calls and the heap's peak above its level",
+             "before the call (MiB), counted by torchtpu-run.", "",
+             "| model | batch | threads | torchtpu p50 / p99 | libtorch p50 / p99 | ORT p50 / p99 | vs libtorch | vs ORT | rel torchtpu | rel ORT | allocs / peak MiB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         t, l, o = r["torchtpu"], r["libtorch"], r["ort"]
         def cell(c):
             return "%s / %s" % (fmt(c.get("p50")), fmt(c.get("p99"))) if "p50" in c else "error: " + c.get("error", "?")
         vl = l["p50"] / t["p50"] if "p50" in t and "p50" in l else None
         vo = o["p50"] / t["p50"] if "p50" in t and "p50" in o else None
-        lines.append("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+        heap = "%d / %.1f" % (t["allocs"], t["peak_mib"]) if t.get("allocs") is not None else "—"
+        lines.append("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["model"], r["batch"], r["threads"], cell(t), cell(l), cell(o), fmt(vl), fmt(vo),
-            "%.1e" % t["rel"] if t.get("rel") is not None else "—", "%.1e" % o["rel"] if o.get("rel") is not None else "—"))
+            "%.1e" % t["rel"] if t.get("rel") is not None else "—", "%.1e" % o["rel"] if o.get("rel") is not None else "—",
+            heap))
     notes = sorted({"%s: %s" % (r["model"], r["onnx_error"]) for r in rows if r.get("onnx_error")})
     if notes:
         lines += ["", "ONNX export failures (torch 1.13's exporter): " + "; ".join(notes)]
-    lines += ["", "Not measured yet (issue 16): allocations per forward and peak memory; the digits models and",
-              "BERT-sized encoders.", "", "![torchtpu speed vs the peers, batch 1](plots/models.png)", ""]
+    lines += ["", "![torchtpu speed vs the peers, batch 1](plots/models.png)", ""]
     with open(out, "w") as f:
         f.write("\n".join(lines))
 
@@ -326,7 +380,8 @@ def main():
                         continue
                     row[who] = {"p50": statistics.median(r["p50"] for r in ok),
                                 "p99": statistics.median(r["p99"] for r in ok),
-                                "rel": ok[-1].get("rel")}
+                                "rel": ok[-1].get("rel"), "allocs": ok[-1].get("allocs"),
+                                "peak_mib": ok[-1].get("peak_mib")}
                 rows.append(row)
                 t, l, o = row["torchtpu"], row["libtorch"], row["ort"]
                 log("  threads %d: torchtpu %s, libtorch %s, ort %s (ms, p50)" % (

@@ -1,12 +1,16 @@
 // tools/torchtpu-run.cpp — the main job: load a TorchScript model into torchtpu, run it on
 // a .npy input or a labelled CSV, print predictions / accuracy, latency, the accelerator in
 // use, and (--check) the difference to libtorch's own forward on the same input.
+#include <malloc.h>  // malloc_usable_size (glibc)
+
 #include <algorithm>  // std::sort, std::max
+#include <atomic>     // std::atomic (heap counters)
 #include <chrono>     // std::chrono::steady_clock
 #include <cmath>      // std::abs
 #include <cstdio>     // std::printf, std::fprintf
 #include <charconv>   // std::from_chars
-#include <cstdlib>    // std::exit
+#include <cstdlib>    // std::exit, std::malloc, std::free
+#include <new>        // std::bad_alloc
 #include <string>     // std::string
 #include <vector>     // std::vector
 
@@ -16,6 +20,42 @@
 #include <torchtpu/io/npy.hpp>       // read_npy, write_npy
 #include <torchtpu/jit/load.hpp>     // torchtpu::jit::load, Module
 #include <torchtpu/jit/lower.hpp>    // DeviceProgram (tpu, cuda, the TPU emulator)
+
+// Heap use of a forward pass (--bench): every global operator new is counted and its block's
+// usable size added to the live total, whose peak is kept. Not under AddressSanitizer, whose own
+// operator new must stay (see tests/fuse/count_new.hpp).
+#if !defined(__SANITIZE_ADDRESS__)
+#define TORCHTPU_RUN_COUNTS_HEAP 1
+namespace heap {
+std::atomic<long> news{0};
+std::atomic<long> live{0}, peak{0};
+void* take(size_t n) {
+  void* p = std::malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  news.fetch_add(1, std::memory_order_relaxed);
+  const long now = live.fetch_add(long(malloc_usable_size(p)), std::memory_order_relaxed) + long(malloc_usable_size(p));
+  long pk = peak.load(std::memory_order_relaxed);
+  while (now > pk && !peak.compare_exchange_weak(pk, now, std::memory_order_relaxed)) {
+  }
+  return p;
+}
+void give(void* p) noexcept {
+  if (!p) return;
+  live.fetch_sub(long(malloc_usable_size(p)), std::memory_order_relaxed);
+  std::free(p);
+}
+}  // namespace heap
+// new → malloc and delete → free are matched; GCC cannot see it across the replacement.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(size_t n) { return heap::take(n); }
+void* operator new[](size_t n) { return heap::take(n); }
+void operator delete(void* p) noexcept { heap::give(p); }
+void operator delete[](void* p) noexcept { heap::give(p); }
+void operator delete(void* p, size_t) noexcept { heap::give(p); }
+void operator delete[](void* p, size_t) noexcept { heap::give(p); }
+#else
+#define TORCHTPU_RUN_COUNTS_HEAP 0
+#endif
 
 namespace {
 
@@ -39,7 +79,8 @@ struct Options {
                "  --data FILE.csv     labelled data: every column but the last is a pixel 0..16 (divided by 16),\n"
                "                      the last is the label; prints the accuracy\n"
                "  --check             compare with libtorch's forward on the same input (max abs / rel difference)\n"
-               "  --bench N           time N runs (after one warm-up) and print p50/p99; with --check libtorch too\n"
+               "  --bench N           time N runs (after one warm-up) and print p50/p99, and one run's heap\n"
+               "                      allocations and peak heap; with --check libtorch's latency too\n"
                "  --reference FILE    compare the output with a saved .npy (e.g. libtorch's output)\n"
                "  --output FILE       write torchtpu's output as .npy\n");
   std::exit(2);
@@ -258,6 +299,15 @@ int run(const Options& o) {
   }
 
   if (o.bench > 0) {
+#if TORCHTPU_RUN_COUNTS_HEAP
+    {  // one forward after the warm-up above: operator new calls, heap peak above the start
+      const long n0 = heap::news.load(), live0 = heap::live.load();
+      heap::peak.store(live0);
+      (void)forward();
+      std::printf("heap per forward: %ld allocations (operator new), peak %.2f MiB above the level before it\n",
+                  heap::news.load() - n0, double(heap::peak.load() - live0) / (1024.0 * 1024.0));
+    }
+#endif
     const auto s = time_runs(o.bench, "torchtpu", [&] { (void)forward(); });
     std::printf("latency torchtpu (%s, %s): p50 %.3f ms, p99 %.3f ms over %d runs\n", device.c_str(),
                 prog ? "compiled" : o.mode.c_str(),

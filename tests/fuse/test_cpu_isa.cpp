@@ -11,9 +11,10 @@
 #include <fstream>      // std::ifstream
 #include <string>       // std::string
 #include <type_traits>  // std::decay_t
+#include <utility>      // std::pair
 #include <vector>       // std::vector
 
-#include <torchtpu/fuse/window.hpp>  // Window2dArgs, window2d_kernel_for
+#include <torchtpu/fuse/window.hpp>  // Window2dArgs, window2d_kernel_for, Im2colArgs, im2col_kernel_for
 #include <torchtpu/torchtpu.hpp>     // Tensor, tanh, sigmoid
 
 #include "../test_env.hpp"  // EnvGuard
@@ -378,7 +379,7 @@ TEST_CASE("every vector target's pooling and depthwise kernels match the plain l
   struct G { int64_t H, W, kh, kw, sh, sw, ph, pw, dh, dw; };
   const G geoms[] = {{9, 40, 3, 3, 1, 1, 1, 1, 1, 1}, {12, 37, 2, 2, 2, 2, 0, 0, 1, 1}, {11, 53, 3, 3, 2, 2, 1, 1, 1, 1},
                      {7, 29, 3, 5, 1, 1, 2, 2, 2, 2}, {5, 3, 2, 2, 1, 1, 1, 1, 1, 1}, {8, 70, 5, 5, 3, 3, 2, 2, 1, 1},
-                     {6, 45, 3, 3, 2, 2, 1, 1, 1, 1}};
+                     {6, 45, 3, 3, 2, 2, 1, 1, 1, 1}, {14, 14, 7, 7, 1, 1, 3, 3, 1, 1}, {13, 35, 5, 5, 2, 2, 2, 2, 1, 1}};
   const int64_t planes = 3;
   for (const G& g : geoms) {
     std::vector<float> x = lcg_values(size_t(planes * g.H * g.W), uint64_t(g.W * 7 + g.H));
@@ -452,6 +453,46 @@ TEST_CASE("every vector target's pooling and depthwise kernels match the plain l
     }
   }
 }
+TEST_CASE("every vector target's im2col panels are the unfolded input, exactly", "[fuse][isa][conv]") {
+  // B[k, l] = x[c, oh·sh - ph + i·dh, ow·sw - pw + j·dw] (k = (c, i, j), l = (oh, ow)), zero
+  // outside the input, written here from the definition; every panel width a target uses (and
+  // 64), k panels starting mid-channel, last panels past L. Strides 1, 2 (vector paths) and 3.
+  struct G { int64_t C, H, W, KH, KW, sh, sw, ph, pw, dh, dw; };
+  const G geoms[] = {{3, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1}, {2, 11, 53, 3, 3, 2, 2, 1, 1, 1, 1}, {2, 7, 29, 3, 5, 1, 2, 2, 4, 2, 2},
+                     {4, 5, 6, 2, 2, 3, 3, 0, 2, 1, 1}, {1, 30, 70, 7, 7, 2, 2, 3, 3, 1, 1}};
+  for (const G& g : geoms) {
+    const std::vector<float> x = lcg_values(size_t(g.C * g.H * g.W), uint64_t(g.W + g.H));
+    Im2colArgs a{x.data(), g.H, g.W, g.KH, g.KW, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, 0, 0};
+    const int64_t OH = (g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1) / g.sh + 1;
+    a.OW = (g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1) / g.sw + 1;
+    a.L = OH * a.OW;
+    const int64_t K = g.C * g.KH * g.KW;
+    auto want = [&](int64_t k, int64_t l) -> float {
+      const int64_t c = k / (g.KH * g.KW), i = k / g.KW % g.KH, j = k % g.KW, oh = l / a.OW, ow = l % a.OW;
+      const int64_t ih = oh * g.sh - g.ph + i * g.dh, iw = ow * g.sw - g.pw + j * g.dw;
+      if (l >= a.L || ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) return 0.0f;
+      return x[size_t((c * g.H + ih) * g.W + iw)];
+    };
+    std::vector<std::pair<CpuIsa, Im2colFn>> fns = {{CpuIsa::scalar, &im2col_pack_scalar}};
+    for (CpuIsa isa : vector_isas()) fns.push_back({isa, im2col_kernel_for(isa)});
+    for (const auto& [isa, fn] : fns)
+      for (int64_t nr : {8, 16, 32, 64})
+        for (int64_t p0 : {int64_t(0), K / 3}) {
+          const int64_t kb = std::min<int64_t>(K - p0, 11);
+          for (int64_t j0 = 0; j0 < a.L; j0 += nr) {
+            INFO("isa " << cpu_isa_name(isa) << " W " << g.W << " stride " << g.sw << " nr " << nr << " p0 " << p0 << " j0 " << j0);
+            std::vector<float> got(size_t(kb * nr + 1), -7.0f);  // one guard element: never written
+            fn(a, p0, kb, j0, nr, got.data());
+            CHECK(got.back() == -7.0f);
+            int64_t bad = 0;
+            for (int64_t kk = 0; kk < kb; ++kk)
+              for (int64_t c = 0; c < nr; ++c) bad += got[size_t(kk * nr + c)] != want(p0 + kk, j0 + c);
+            CHECK(bad == 0);
+          }
+        }
+  }
+}
+
 TEST_CASE("every vector target this CPU runs reduces rows and columns and computes softmax to float64 accuracy",
           "[fuse][isa][reduce]") {
   auto fill = [](Tensor<float>& t, int64_t r, int64_t c, uint32_t seed) {

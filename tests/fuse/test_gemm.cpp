@@ -61,6 +61,28 @@ TEST_CASE("batched matmul and broadcast batch", "[fuse][gemm]") {
   for (int64_t t = 0; t < 3; ++t) CHECK(max_err(c.select(0, t), ref_matmul(a.select(0, t), b)) < 1e-4);
 }
 
+TEST_CASE("a batch sharing one B is one product of batch x m rows, with its epilogue per row", "[fuse][gemm]") {
+  // [2, 3, 5, 7] · [7, 33] (a linear layer on NHWC activations) folds into one 30-row product;
+  // a narrowed A (rows not evenly spaced across the batch) and a batched B do not fold.
+  // Each result against float64, matrix by matrix, relu applied in the epilogue.
+  torchtpu::Generator gen(16);
+  const Tensor<float> a = torchtpu::randn<float>({2, 3, 5, 7}, gen), w = torchtpu::randn<float>({7, 33}, gen);
+  const Tensor<float> wb = torchtpu::randn<float>({3, 7, 33}, gen);
+  const Tensor<float> an = a.narrow(2, 1, 3);
+  for (int c = 0; c < 3; ++c) {
+    CAPTURE(c);
+    const Tensor<float> x = c == 1 ? an : a;
+    const Tensor<float> y = c == 2 ? Tensor<float>(torchtpu::relu(torchtpu::matmul(x, wb))) : Tensor<float>(torchtpu::relu(torchtpu::matmul(x, w)));
+    REQUIRE(y.sizes() == torchtpu::Dims{2, 3, x.size(2), 33});
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        std::vector<double> r = ref_matmul(x.select(0, i).select(0, j), c == 2 ? wb.select(0, j) : w);
+        for (double& v : r) v = v < 0 ? 0 : v;
+        CHECK(max_err(y.select(0, i).select(0, j), r) < 1e-5);
+      }
+  }
+}
+
 TEST_CASE("matmul epilogue: bias, relu, residual, applied per tile", "[fuse][gemm]") {
   torchtpu::Generator gen(13);
   for (int64_t m : {1, 3, 300}) {

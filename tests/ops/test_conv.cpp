@@ -188,6 +188,9 @@ const std::vector<ConvCase> kCases = {
     {Dims{2, 4, 3, 4}, Dims{4, 3, 3, 2}, true, {2, 1}, {1, 0}, {1, 2}, {1, 0}, 2, true},       // transposed, grouped
     {Dims{1, 2, 5}, Dims{2, 3, 4}, false, {3}, {2}, {1}, {1}, 1, true},                        // transposed 1-D
     {Dims{1, 3, 6, 6}, Dims{2, 3, 2, 2}, true, {1, 1}, {0, 0}, {1, 1}, {}, 1, false, true},    // unbatched
+    // implicit GEMM: K = 45 · 9 = 405 > one k panel (384), output rows of 10 cut across
+    // 32-column panels, stride 2, a top padding (3) past the window (first output row all zero)
+    {Dims{2, 45, 19, 21}, Dims{7, 45, 3, 3}, true, {2, 2}, {3, 1}, {1, 2}, {}, 1, false},
 };
 
 }  // namespace

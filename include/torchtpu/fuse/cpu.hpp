@@ -445,6 +445,23 @@ void for_each_batch(const MatmulOperands<C>& ops, const Dims& batch, F&& f) {
   }
 }
 
+/// When every batch index of `ops` reads the same B (batch strides 0) and A's rows continue
+/// evenly across the batch (stride of each batch dim = the rows below it · `sam`), the batch is
+/// folded into the rows: returns an empty batch and multiplies `m` by the batch size. Else
+/// returns `batch` and leaves `m`.
+template <element C>
+Dims batch_folded(const MatmulOperands<C>& ops, const Dims& batch, int64_t& m, int64_t sam) {
+  const int nb = batch.size();
+  if (nb == 0 || ops.a.numel() == 0) return batch;
+  int64_t rows = m;
+  for (int j = nb - 1; j >= 0; --j) {
+    if (batch[j] != 1 && (ops.b.strides()[j] != 0 || ops.a.strides()[j] != rows * sam)) return batch;
+    rows *= batch[j];
+  }
+  m = rows;
+  return Dims{};
+}
+
 /// Rows per tile of the matmul epilogue: the epilogue runs on these rows while in cache.
 inline constexpr int64_t epilogue_tile_rows = 32;
 
@@ -459,12 +476,16 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
   const int r = ops.a.dim();
   const int64_t sam = ops.a.strides()[r - 2], sak = ops.a.strides()[r - 1];
   const int64_t sbk = ops.b.strides()[r - 2], sbn = ops.b.strides()[r - 1];
-  const int64_t m = node.m, n = node.n, k = node.k;
+  const int64_t n = node.n, k = node.k;
+  int64_t m = node.m;
 #if TORCHTPU_HAS_VECTOR_PATH
   if constexpr (std::same_as<C, float>) {
     if (cpu_has_vector_gemm()) {
+      // One B for the whole batch (a linear layer's weight on [N, H, W, C] activations) and
+      // A's batch rows evenly spaced: one product of batch · m rows, B packed once.
+      const Dims batch = batch_folded(ops, node.batch, m, sam);
       struct Epi { std::remove_reference_t<After>* f; int64_t base; };
-      for_each_batch(ops, node.batch, [&](int64_t t, const C* pa, const C* pb) {
+      for_each_batch(ops, batch, [&](int64_t t, const C* pa, const C* pb) {
         Epi epi{&after_rows, t * m};
         SgemmArgs g;
         g.m = m; g.n = n; g.k = k;

@@ -179,12 +179,13 @@ inline void im2col_inside(const Im2colArgs& g, const Im2colRun& u, int64_t iw0, 
   }
 }
 
-/// Rows [p0, p0 + kb) x columns [j0, j0 + nr) of `g`'s B into dst[kb][nr] (zero past L) by
-/// plain loops; `Copy(d, src, q0, q1)` writes the inside part of a run (the vector kernels
-/// pass theirs).
-template <class Zero, class Copy>
-void im2col_pack_with(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst, Zero zero,
-                      Copy copy) {
+/// Rows [p0, p0 + kb) x columns [j0, j0 + nr) of `g`'s B into dst[kb][nr] (zero past L).
+/// `ops.zero(d, n)` zeroes n floats; `ops.copy(g, d, src, q0, q1)` writes d[q] = src[q · sw]
+/// for q in [q0, q1) (the part of a run inside the input row). Always inlined (TORCHTPU_VEC),
+/// so that a vector kernel's `ops` compile for its target at every optimization level.
+template <class Ops>
+TORCHTPU_VEC void im2col_pack_with(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst,
+                                   const Ops& ops) {
   Im2colRun runs[im2col_max_nr];
   const int64_t cols = std::min(nr, g.L - j0);
   const int nruns = im2col_runs(g, j0, cols, runs);
@@ -197,17 +198,17 @@ void im2col_pack_with(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, i
       float* d = dst + u.at;
       const int64_t ih = u.oh * g.sh - g.ph + i * g.dh;
       if (ih < 0 || ih >= g.H) {
-        zero(d, u.len);
+        ops.zero(d, u.len);
         continue;
       }
       const int64_t iw0 = u.ow * g.sw - g.pw + j * g.dw;
       int64_t q0, q1;
       im2col_inside(g, u, iw0, q0, q1);
-      zero(d, q0);
-      copy(d, xc + ih * g.W + iw0, q0, q1);
-      zero(d + q1, u.len - q1);
+      ops.zero(d, q0);
+      ops.copy(g, d, xc + ih * g.W + iw0, q0, q1);
+      ops.zero(d + q1, u.len - q1);
     }
-    zero(dst + cols, nr - cols);
+    ops.zero(dst + cols, nr - cols);
     if (++j == g.KW) {
       j = 0;
       if (++i == g.KH) {
@@ -218,13 +219,17 @@ void im2col_pack_with(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, i
   }
 }
 
+/// `im2col_pack_with`'s plain-loop operations.
+struct Im2colScalarOps {
+  void zero(float* d, int64_t n) const { std::fill(d, d + n, 0.0f); }
+  void copy(const Im2colArgs& g, float* d, const float* src, int64_t q0, int64_t q1) const {
+    for (int64_t q = q0; q < q1; ++q) d[q] = src[q * g.sw];
+  }
+};
+
 /// `im2col_pack_with` by plain loops.
 inline void im2col_pack_scalar(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
-  im2col_pack_with(
-      g, p0, kb, j0, nr, dst, [](float* d, int64_t n) { std::fill(d, d + n, 0.0f); },
-      [&](float* d, const float* src, int64_t q0, int64_t q1) {
-        for (int64_t q = q0; q < q1; ++q) d[q] = src[q * g.sw];
-      });
+  im2col_pack_with(g, p0, kb, j0, nr, dst, Im2colScalarOps{});
 }
 
 #if TORCHTPU_HAS_VECTOR_PATH
@@ -417,27 +422,30 @@ TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1
   }
 }
 
-/// `im2col_pack_with` on vector type V: stride-1 runs by (masked) vector copies, stride-2
-/// ones by deinterleaving loads (whole vectors; the last partial one by plain loops).
+/// `im2col_pack_with`'s operations on vector type V: stride-1 runs by (masked) vector copies,
+/// stride-2 ones by deinterleaving loads (whole vectors; the last partial one by plain loops).
+template <class V>
+struct Im2colVectorOps {
+  TORCHTPU_VEC void zero(float* d, int64_t n) const {
+    for (int64_t q = 0; q < n; q += V::lanes) vstore(d + q, V::zero(), n - q);
+  }
+  TORCHTPU_VEC void copy(const Im2colArgs& g, float* d, const float* src, int64_t q0, int64_t q1) const {
+    constexpr int L = V::lanes;
+    if (g.sw == 1) {
+      for (int64_t q = q0; q < q1; q += L) vstore(d + q, V::load_n(src + q, q1 - q), q1 - q);
+      return;
+    }
+    int64_t q = q0;
+    if (g.sw == 2)
+      for (; q + L <= q1; q += L) vstore(d + q, window_load<V, 2>(src + 2 * q), L);
+    for (; q < q1; ++q) d[q] = src[q * g.sw];
+  }
+};
+
 struct Im2colBody {
   template <class V>
   TORCHTPU_VEC void operator()(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) const {
-    constexpr int L = V::lanes;
-    im2col_pack_with(
-        g, p0, kb, j0, nr, dst,
-        [](float* d, int64_t n) {
-          for (int64_t q = 0; q < n; q += L) vstore(d + q, V::zero(), n - q);
-        },
-        [&](float* d, const float* src, int64_t q0, int64_t q1) {
-          if (g.sw == 1) {
-            for (int64_t q = q0; q < q1; q += L) vstore(d + q, V::load_n(src + q, q1 - q), q1 - q);
-          } else {
-            int64_t q = q0;
-            if (g.sw == 2)
-              for (; q + L <= q1; q += L) vstore(d + q, window_load<V, 2>(src + 2 * q), L);
-            for (; q < q1; ++q) d[q] = src[q * g.sw];
-          }
-        });
+    im2col_pack_with(g, p0, kb, j0, nr, dst, Im2colVectorOps<V>{});
   }
 };
 

@@ -219,7 +219,7 @@ def time_torchtpu(runner, paths, threads, iters):
     import re
     lat = re.search(r"^latency torchtpu.*p50 ([0-9.]+) ms, p99 ([0-9.]+) ms", p.stdout, re.M)
     ref = re.search(r"^reference: max abs diff (\S+), max rel diff (\S+)", p.stdout, re.M)
-    heap = re.search(r"^heap per forward: (\d+) allocations .*peak ([0-9.]+) MiB", p.stdout, re.M)
+    heap = re.search(r"^heap per forward: (\d+) allocations.*peak ([0-9.]+) MiB", p.stdout, re.M)
     if not lat:
         tail = (p.stderr or p.stdout).strip().splitlines()
         return {"error": tail[-1][:300] if tail else "rc %d" % p.returncode}
@@ -249,8 +249,8 @@ def write_report(out, rows, args, versions):
              "libtorch runs `torch.jit.optimize_for_inference` of the frozen module with",
              "ATEN_CPU_CAPABILITY=avx512 and OMP_WAIT_POLICY=passive; ONNX Runtime the `torch.onnx.export` of the eager model (opset 17) with",
              "every graph optimization and `intra_op_num_threads` = the thread count. `allocs / peak` is one",
-             "torchtpu forward after the warm-up: global operator new calls and the heap's peak above its level",
-             "before the call (MiB), counted by torchtpu-run.", "",
+             "torchtpu forward after the warm-up: heap blocks allocated (malloc, aligned_alloc, operator new, ...)",
+             "and the heap's peak above its level before the call (MiB), counted by torchtpu-run.", "",
              "| model | batch | threads | torchtpu p50 / p99 | libtorch p50 / p99 | ORT p50 / p99 | vs libtorch | vs ORT | rel torchtpu | rel ORT | allocs / peak MiB |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:

@@ -2,15 +2,16 @@
 // a .npy input or a labelled CSV, print predictions / accuracy, latency, the accelerator in
 // use, and (--check) the difference to libtorch's own forward on the same input.
 #include <malloc.h>  // malloc_usable_size (glibc)
+#include <unistd.h>  // sysconf (valloc's page size)
 
+#include <cerrno>     // EINVAL, ENOMEM
 #include <algorithm>  // std::sort, std::max
 #include <atomic>     // std::atomic (heap counters)
 #include <chrono>     // std::chrono::steady_clock
 #include <cmath>      // std::abs
 #include <cstdio>     // std::printf, std::fprintf
 #include <charconv>   // std::from_chars
-#include <cstdlib>    // std::exit, std::malloc, std::free
-#include <new>        // std::bad_alloc
+#include <cstdlib>    // std::exit
 #include <string>     // std::string
 #include <vector>     // std::vector
 
@@ -21,38 +22,62 @@
 #include <torchtpu/jit/load.hpp>     // torchtpu::jit::load, Module
 #include <torchtpu/jit/lower.hpp>    // DeviceProgram (tpu, cuda, the TPU emulator)
 
-// Heap use of a forward pass (--bench): every global operator new is counted and its block's
-// usable size added to the live total, whose peak is kept. Not under AddressSanitizer, whose own
-// operator new must stay (see tests/fuse/count_new.hpp).
-#if !defined(__SANITIZE_ADDRESS__)
+// Heap use of a forward pass (--bench): glibc's allocation functions are replaced here by
+// ones that count each block and add its usable size to the live total (whose peak is kept),
+// then call glibc's own (__libc_malloc, ...). Every allocation of the process goes through them:
+// operator new, tensor storage (aligned_alloc), libraries. Not under AddressSanitizer, which
+// replaces them itself, nor off glibc.
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 #define TORCHTPU_RUN_COUNTS_HEAP 1
+extern "C" {
+void* __libc_malloc(size_t);
+void __libc_free(void*);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+}
 namespace heap {
-std::atomic<long> news{0};
+std::atomic<long> blocks{0};
 std::atomic<long> live{0}, peak{0};
-void* take(size_t n) {
-  void* p = std::malloc(n ? n : 1);
-  if (!p) throw std::bad_alloc();
-  news.fetch_add(1, std::memory_order_relaxed);
-  const long now = live.fetch_add(long(malloc_usable_size(p)), std::memory_order_relaxed) + long(malloc_usable_size(p));
+void* note(void* p) {
+  if (!p) return p;
+  blocks.fetch_add(1, std::memory_order_relaxed);
+  const long add = long(malloc_usable_size(p));
+  const long now = live.fetch_add(add, std::memory_order_relaxed) + add;
   long pk = peak.load(std::memory_order_relaxed);
   while (now > pk && !peak.compare_exchange_weak(pk, now, std::memory_order_relaxed)) {
   }
   return p;
 }
-void give(void* p) noexcept {
-  if (!p) return;
-  live.fetch_sub(long(malloc_usable_size(p)), std::memory_order_relaxed);
-  std::free(p);
+void forget(void* p) {
+  if (p) live.fetch_sub(long(malloc_usable_size(p)), std::memory_order_relaxed);
 }
 }  // namespace heap
-// new → malloc and delete → free are matched; GCC cannot see it across the replacement.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) { return heap::take(n); }
-void* operator new[](size_t n) { return heap::take(n); }
-void operator delete(void* p) noexcept { heap::give(p); }
-void operator delete[](void* p) noexcept { heap::give(p); }
-void operator delete(void* p, size_t) noexcept { heap::give(p); }
-void operator delete[](void* p, size_t) noexcept { heap::give(p); }
+extern "C" {
+void* malloc(size_t n) { return heap::note(__libc_malloc(n)); }
+void free(void* p) {
+  heap::forget(p);
+  __libc_free(p);
+}
+void* calloc(size_t n, size_t m) { return heap::note(__libc_calloc(n, m)); }
+void* realloc(void* p, size_t n) {
+  heap::forget(p);
+  void* q = __libc_realloc(p, n);
+  if (q) return heap::note(q);
+  if (p && n) heap::note(p);  // failed: p is still allocated
+  return q;
+}
+void* memalign(size_t a, size_t n) { return heap::note(__libc_memalign(a, n)); }
+void* aligned_alloc(size_t a, size_t n) { return heap::note(__libc_memalign(a, n)); }
+int posix_memalign(void** out, size_t a, size_t n) {
+  if (a < sizeof(void*) || (a & (a - 1)) != 0) return EINVAL;
+  void* p = heap::note(__libc_memalign(a, n));
+  if (!p && n) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void* valloc(size_t n) { return heap::note(__libc_memalign(size_t(sysconf(_SC_PAGESIZE)), n)); }
+}
 #else
 #define TORCHTPU_RUN_COUNTS_HEAP 0
 #endif
@@ -300,12 +325,12 @@ int run(const Options& o) {
 
   if (o.bench > 0) {
 #if TORCHTPU_RUN_COUNTS_HEAP
-    {  // one forward after the warm-up above: operator new calls, heap peak above the start
-      const long n0 = heap::news.load(), live0 = heap::live.load();
+    {  // one forward after the warm-up above: heap blocks allocated, heap peak above the start
+      const long n0 = heap::blocks.load(), live0 = heap::live.load();
       heap::peak.store(live0);
       (void)forward();
-      std::printf("heap per forward: %ld allocations (operator new), peak %.2f MiB above the level before it\n",
-                  heap::news.load() - n0, double(heap::peak.load() - live0) / (1024.0 * 1024.0));
+      std::printf("heap per forward: %ld allocations, peak %.2f MiB above the level before it\n",
+                  heap::blocks.load() - n0, double(heap::peak.load() - live0) / (1024.0 * 1024.0));
     }
 #endif
     const auto s = time_runs(o.bench, "torchtpu", [&] { (void)forward(); });

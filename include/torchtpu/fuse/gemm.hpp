@@ -5,7 +5,11 @@
 #pragma once
 #include <algorithm>  // std::min
 #include <bit>        // std::bit_cast
-#include <cstdint>    // int64_t
+#include <compare>    // operator<=> (PackKey)
+#include <cstdint>    // int64_t, uintptr_t
+#include <map>        // std::map (ConstantPacks)
+#include <memory>     // std::shared_ptr, std::unique_ptr
+#include <mutex>      // std::mutex
 #include <utility>    // std::integer_sequence
 #include <vector>     // std::vector
 
@@ -608,6 +612,78 @@ inline const SgemmKernels& sgemm_kernels() {
 /// True when the engine runs a vector f32 GEMM (any instruction set but scalar).
 inline bool cpu_has_vector_gemm() { return sgemm_kernels().block != nullptr; }
 
+/// What a packed operand depends on: where it is read, its shape and strides, the blocking and
+/// tile of the kernels packing it, and which pack function (A or B) made it.
+struct PackKey {
+  uintptr_t p = 0;
+  int64_t d0 = 0, d1 = 0, s0 = 0, s1 = 0, kc = 0, tile = 0;
+  bool bf16 = false;
+  uintptr_t fn = 0;
+  auto operator<=>(const PackKey&) const = default;
+};
+
+/// Read-only memory whose GEMM operands the engine keeps packed after their first use: a loaded
+/// model's weights (jit::Graph pins its constant tensors' storage when it is finalized and
+/// unpins it when its last copy goes), so each forward pass packs only its activations.
+/// Memory: one packed copy of every weight used as a GEMM operand (about the weight's size).
+/// The memory must not change while pinned; a pin keeps it alive. Thread-safe (one mutex; a
+/// first use packs under it).
+class ConstantPacks {
+ public:
+  static ConstantPacks& instance() {
+    static ConstantPacks* c = new ConstantPacks;  // never destroyed: used by static destructors
+    return *c;
+  }
+  /// Pins [p, p + bytes), kept alive by `keep`; pins of one address are counted.
+  void pin(const void* p, size_t bytes, std::shared_ptr<void> keep) {
+    if (!p || !bytes) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    Range& r = ranges_[uintptr_t(p)];
+    r.bytes = std::max(r.bytes, bytes);
+    r.keep = std::move(keep);
+    ++r.pins;
+  }
+  /// Undoes one `pin(p, ...)`; the last one drops the packed operands read from the range.
+  void unpin(const void* p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = ranges_.find(uintptr_t(p));
+    if (it != ranges_.end() && --it->second.pins <= 0) ranges_.erase(it);
+  }
+  /// The packed operand `key` (`floats` floats) when key.p lies in a pinned range, packed by
+  /// `pack(dst)` on its first use; null otherwise.
+  template <class Pack>
+  const float* get(const PackKey& key, size_t floats, Pack&& pack) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ranges_.empty()) return nullptr;
+    auto it = ranges_.upper_bound(key.p);
+    if (it == ranges_.begin()) return nullptr;
+    --it;
+    if (key.p >= it->first + it->second.bytes) return nullptr;
+    auto& slot = it->second.packs[key];
+    if (!slot) {
+      std::unique_ptr<float[]> buf(new float[floats]);
+      pack(buf.get());
+      slot = std::move(buf);
+    }
+    return slot.get();
+  }
+  /// Pinned ranges (for tests).
+  size_t pinned() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ranges_.size();
+  }
+
+ private:
+  struct Range {
+    size_t bytes = 0;
+    int pins = 0;
+    std::shared_ptr<void> keep;
+    std::map<PackKey, std::unique_ptr<float[]>> packs;
+  };
+  std::mutex mu_;
+  std::map<uintptr_t, Range> ranges_;
+};
+
 /// The packed path of `sgemm_f32` (any m, n, k >= 1) with kernels `kern`. B is packed once,
 /// whole ([k-panel][n-panel][kc][nr], shared by the threads); each chunk of rows (two per
 /// thread), per MC-row block and NC-column block, runs the k panels with the MC x NC block of C
@@ -619,7 +695,7 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
   const int64_t kc = bl.kc, nc = std::max<int64_t>(nr, bl.nc / nr * nr), mc = std::max<int64_t>(mr, bl.mc / mr * mr);
   const int64_t npanels = (g.n + nr - 1) / nr;
   const int64_t kpanels = (g.k + kc - 1) / kc;
-  float* bpack = workspace<float>(size_t(g.k * npanels * nr), 2);
+  const float* bpack = nullptr;
   // Threads worth using, then row chunks: up to 2 per thread, a multiple of the thread count
   // (measured at n = 2048 on 2 threads, AVX-512: 1.00x OpenBLAS, vs 0.95x with 1 and 0.97x
   // with 4 per thread). Chunks are claimed dynamically, so a worker that wakes late still takes
@@ -629,22 +705,42 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
   const int64_t row_chunks =
       threads <= 1 ? 1 : std::min(2 * threads, (std::max(threads, (g.m + mc - 1) / mc) + threads - 1) / threads * threads);
   const int64_t pack_threads = std::min(threads, chunks_for(g.k * g.n, int64_t(1) << 15));
-  parallel_chunks(kpanels * npanels, pack_threads <= 1 ? 1 : std::min(kpanels * npanels, 4 * pack_threads), 1,
-                  [&](int64_t u0, int64_t u1) {
-                    for (int64_t u = u0; u < u1; ++u) {
-                      const int64_t p0 = (u / npanels) * kc, jp = u % npanels;
-                      const int64_t kb = std::min(kc, g.k - p0);
-                      float* dst = bpack + p0 * npanels * nr + jp * kb * nr;
-                      if (g.pack_b_from) g.pack_b_from(g.b_ctx, p0, kb, jp * nr, nr, dst);
-                      else kern.pack_b(g, p0, kb, jp * nr, dst);
-                    }
-                  });
+  auto pack_b_all = [&](float* out) {
+    parallel_chunks(kpanels * npanels, pack_threads <= 1 ? 1 : std::min(kpanels * npanels, 4 * pack_threads), 1,
+                    [&](int64_t u0, int64_t u1) {
+                      for (int64_t u = u0; u < u1; ++u) {
+                        const int64_t p0 = (u / npanels) * kc, jp = u % npanels;
+                        const int64_t kb = std::min(kc, g.k - p0);
+                        float* dst = out + p0 * npanels * nr + jp * kb * nr;
+                        if (g.pack_b_from) g.pack_b_from(g.b_ctx, p0, kb, jp * nr, nr, dst);
+                        else kern.pack_b(g, p0, kb, jp * nr, dst);
+                      }
+                    });
+  };
+  const size_t bfloats = size_t(g.k * npanels * nr);
+  if (!g.pack_b_from)  // a model's weight: packed once ([k-panel][n-panel][kb][nr], as below)
+    bpack = ConstantPacks::instance().get(PackKey{uintptr_t(g.b), g.k, g.n, g.sbk, g.sbn, kc, nr, g.bf16,
+                                                  uintptr_t(kern.pack_b)},
+                                          bfloats, pack_b_all);
+  if (!bpack) {
+    float* w = workspace<float>(bfloats, 2);
+    pack_b_all(w);
+    bpack = w;
+  }
+  // A from pinned memory: packed once, whole ([k-panel][strip of mr rows over all of m][kb][mr],
+  // so a block from row i0 of k panel p0 starts at p0 · mp + i0 · kb, as the blocks below read)
+  const int64_t mp = (g.m + mr - 1) / mr * mr;
+  const float* apre = ConstantPacks::instance().get(
+      PackKey{uintptr_t(g.a), g.m, g.k, g.sam, g.sak, kc, mr, g.bf16, uintptr_t(kern.pack_a)}, size_t(mp * g.k),
+      [&](float* out) {
+        for (int64_t p0 = 0; p0 < g.k; p0 += kc) kern.pack_a(g, 0, g.m, p0, std::min(kc, g.k - p0), out + p0 * mp);
+      });
   parallel_chunks(g.m, row_chunks, mr, [&](int64_t r0, int64_t r1) {
     // A block [k-panel][strip][kb][mr]: packed for the first column block, reused after
     // row blocks of equal size (whole strips), at most MC: no short block re-reading all of B
     const int64_t nblocks = (r1 - r0 + mc - 1) / mc;
     const int64_t mcap = ((r1 - r0 + nblocks - 1) / nblocks + mr - 1) / mr * mr;
-    float* apack = workspace<float>(size_t(mcap * g.k), 3);
+    float* apack = apre ? nullptr : workspace<float>(size_t(mcap * g.k), 3);
     for (int64_t i0 = r0; i0 < r1; i0 += mcap) {
       const int64_t mb = std::min(mcap, r1 - i0);
       const int64_t mbp = (mb + mr - 1) / mr * mr;
@@ -652,8 +748,14 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
         const int64_t jp0 = j0 / nr, jp1 = std::min(npanels, (j0 + nc) / nr);
         for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
           const int64_t kb = std::min(kc, g.k - p0);
-          float* ap = apack + p0 * mbp;
-          if (j0 == 0) kern.pack_a(g, i0, mb, p0, kb, ap);
+          const float* ap;
+          if (apre) {
+            ap = apre + p0 * mp + i0 * kb;
+          } else {
+            float* dst = apack + p0 * mbp;
+            if (j0 == 0) kern.pack_a(g, i0, mb, p0, kb, dst);
+            ap = dst;
+          }
           kern.block(kb, ap, bpack + p0 * npanels * nr, mb, jp0, jp1, g.c + i0 * g.ldc, g.ldc, g.n, p0 > 0);
         }
       }

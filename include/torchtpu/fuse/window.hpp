@@ -190,31 +190,46 @@ TORCHTPU_VEC void im2col_pack_with(const Im2colArgs& g, int64_t p0, int64_t kb, 
   const int64_t cols = std::min(nr, g.L - j0);
   const int nruns = im2col_runs(g, j0, cols, runs);
   const int64_t taps = g.KH * g.KW;
-  int64_t ch = p0 / taps, i = p0 % taps / g.KW, j = p0 % g.KW;
+  // Per window tap (i, j) and run, the same for every channel: where the run's first output
+  // reads in a channel's plane (possibly left of its row: padding), its outputs [q0, q1) inside
+  // the input row, and whether the whole input row is padding.
+  struct Part {
+    int64_t off, q0, q1;
+    bool pad_row;
+  };
+  constexpr int64_t max_parts = 512;
+  Part parts[max_parts];
+  const bool cached = taps * nruns <= max_parts;
+  auto part = [&](int64_t i, int64_t j, const Im2colRun& u) {
+    const int64_t ih = u.oh * g.sh - g.ph + i * g.dh;
+    if (ih < 0 || ih >= g.H) return Part{0, 0, 0, true};
+    const int64_t iw0 = u.ow * g.sw - g.pw + j * g.dw;
+    Part pt{ih * g.W + iw0, 0, 0, false};
+    im2col_inside(g, u, iw0, pt.q0, pt.q1);
+    return pt;
+  };
+  if (cached)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int r = 0; r < nruns; ++r) parts[t * nruns + r] = part(t / g.KW, t % g.KW, runs[r]);
+  int64_t ch = p0 / taps, t = p0 % taps;
   for (int64_t kk = 0; kk < kb; ++kk, dst += nr) {
     const float* xc = g.x + ch * g.H * g.W;
     for (int r = 0; r < nruns; ++r) {
       const Im2colRun& u = runs[r];
+      const Part pt = cached ? parts[t * nruns + r] : part(t / g.KW, t % g.KW, u);
       float* d = dst + u.at;
-      const int64_t ih = u.oh * g.sh - g.ph + i * g.dh;
-      if (ih < 0 || ih >= g.H) {
+      if (pt.pad_row) {
         ops.zero(d, u.len);
         continue;
       }
-      const int64_t iw0 = u.ow * g.sw - g.pw + j * g.dw;
-      int64_t q0, q1;
-      im2col_inside(g, u, iw0, q0, q1);
-      ops.zero(d, q0);
-      ops.copy(g, d, xc + ih * g.W + iw0, q0, q1);
-      ops.zero(d + q1, u.len - q1);
+      if (pt.q0 > 0) ops.zero(d, pt.q0);
+      ops.copy(g, d, xc + pt.off, pt.q0, pt.q1);
+      if (pt.q1 < u.len) ops.zero(d + pt.q1, u.len - pt.q1);
     }
-    ops.zero(dst + cols, nr - cols);
-    if (++j == g.KW) {
-      j = 0;
-      if (++i == g.KH) {
-        i = 0;
-        ++ch;
-      }
+    if (cols < nr) ops.zero(dst + cols, nr - cols);
+    if (++t == taps) {
+      t = 0;
+      ++ch;
     }
   }
 }

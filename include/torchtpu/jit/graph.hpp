@@ -13,6 +13,7 @@
 #include <vector>     // std::vector
 
 #include "../core/errors.hpp"  // UnsupportedOperator, ValueError, ...
+#include "../fuse/gemm.hpp"    // ConstantPacks (constants pinned for packing)
 #include "node.hpp"            // Node
 #include "region.hpp"          // Region, find_regions, run_region_fast
 #include "registry.hpp"        // registry, OpDef, Mode
@@ -38,7 +39,9 @@ class Graph {
     input_names_.push_back(std::move(name));
     return inputs_.back();
   }
-  /// Adds constant `v`; returns its value slot.
+  /// Adds constant `v`; returns its value slot. A finalized graph treats its constant tensors as
+  /// read-only: the CPU engine keeps packed copies of those it multiplies (fuse/gemm.hpp
+  /// ConstantPacks), so they must not be modified in place while the graph exists.
   int add_constant(Value v) {
     const int s = new_slot(std::move(v));
     is_constant_[size_t(s)] = true;
@@ -137,6 +140,7 @@ class Graph {
       if (!folded_[i]) live.push_back(nodes_[i]);
     plain_ = plan(live);
     fused_ = plan(find_regions(fuse(std::move(live)), outputs_, slots_.size()));
+    pins_ = pin_constants();
   }
 
   /// Runs the graph on `inputs` (one per graph input). Returns the graph outputs.
@@ -384,6 +388,24 @@ class Graph {
     return p;
   }
 
+  /// Pins the host storage of every constant tensor (ConstantPacks) until the last copy of
+  /// this graph goes.
+  std::shared_ptr<std::vector<const void*>> pin_constants() const {
+    auto pins = std::make_unique<std::vector<const void*>>();
+    for (size_t s = 0; s < slots_.size(); ++s) {
+      if (!is_constant_[s] || !slots_[s].is_tensor()) continue;
+      const AnyTensor& t = slots_[s].any();
+      if (!t.defined() || !t.device().is_cpu() || !t.storage() || !t.storage()->data) continue;
+      const Storage& st = t.storage();
+      torchtpu::detail::ConstantPacks::instance().pin(st->data, st->nbytes, st);
+      pins->push_back(st->data);
+    }
+    return std::shared_ptr<std::vector<const void*>>(pins.release(), [](std::vector<const void*>* v) {
+      for (const void* p : *v) torchtpu::detail::ConstantPacks::instance().unpin(p);
+      delete v;
+    });
+  }
+
   std::vector<Value> slots_;        ///< initial slot values: constants filled, the rest None
   std::vector<bool> is_constant_;
   std::vector<int> inputs_, outputs_;
@@ -392,6 +414,7 @@ class Graph {
   std::vector<bool> folded_;  ///< per node of nodes_: computed at finalize (fold_constants)
   std::map<std::string, Missing> missing_;
   Plan plain_, fused_;
+  std::shared_ptr<std::vector<const void*>> pins_;  ///< constants pinned for packing (shared by copies)
 };
 
 }  // namespace torchtpu::jit

@@ -3,7 +3,10 @@
 // materialization into an existing tensor after the first call.
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
+#include <algorithm>  // std::equal
+#include <bit>      // std::bit_cast
 #include <cmath>    // std::abs
+#include <cstdint>  // uint32_t
 #include <tuple>    // std::tuple
 #include <vector>   // std::vector
 
@@ -81,6 +84,36 @@ TEST_CASE("a batch sharing one B is one product of batch x m rows, with its epil
         CHECK(max_err(y.select(0, i).select(0, j), r) < 1e-5);
       }
   }
+}
+
+TEST_CASE("operands in pinned memory are packed once and multiply bitwise as unpinned ones", "[fuse][gemm]") {
+  // A weight w pinned (as a loaded model's): w as B (x · wᵀ, a linear layer) and as A (w · x2,
+  // a convolution) give the bits of the unpinned products, on the call that packs it and on
+  // the one that reuses the packed copy; both against float64.
+  using torchtpu::detail::ConstantPacks;
+  torchtpu::Generator gen(17);
+  const Tensor<float> x = torchtpu::randn<float>({40, 300}, gen), w = torchtpu::randn<float>({90, 300}, gen);
+  const Tensor<float> x2 = torchtpu::randn<float>({300, 50}, gen);
+  const Tensor<float> yb0 = torchtpu::matmul(x, w.t()), ya0 = torchtpu::matmul(w, x2);
+  CHECK(max_err(yb0, ref_matmul(x, w.t())) < 2e-6 * 300);
+  CHECK(max_err(ya0, ref_matmul(w, x2)) < 2e-6 * 300);
+  ConstantPacks& cp = ConstantPacks::instance();
+  const size_t before = cp.pinned();
+  cp.pin(w.data_ptr(), size_t(w.numel()) * sizeof(float), w.storage());
+  CHECK(cp.pinned() == before + 1);
+  auto same_bits = [](const Tensor<float>& a, const Tensor<float>& b) {
+    return std::equal(a.data_ptr(), a.data_ptr() + a.numel(), b.data_ptr(), [](float u, float v) {
+      return std::bit_cast<uint32_t>(u) == std::bit_cast<uint32_t>(v);
+    });
+  };
+  for (int rep = 0; rep < 2; ++rep) {
+    CAPTURE(rep);
+    CHECK(same_bits(torchtpu::matmul(x, w.t()), yb0));
+    CHECK(same_bits(torchtpu::matmul(w, x2), ya0));
+  }
+  cp.unpin(w.data_ptr());
+  CHECK(cp.pinned() == before);
+  CHECK(same_bits(torchtpu::matmul(x, w.t()), yb0));
 }
 
 TEST_CASE("matmul epilogue: bias, relu, residual, applied per tile", "[fuse][gemm]") {

@@ -208,6 +208,39 @@ TEST_CASE("jit graph: linear + relu fuses and gives the strict result", "[jit]")
   }
 }
 
+TEST_CASE("jit graph: constant tensors pinned for packing until the last copy of the graph goes", "[jit]") {
+  // linear of x [6, 3] (enough rows for the packed GEMM) with w [5, 3]: w is packed on the first
+  // run and reused; every run gives x @ w.T, computed here in float64.
+  torchtpu::detail::ConstantPacks& cp = torchtpu::detail::ConstantPacks::instance();
+  const size_t before = cp.pinned();
+  std::vector<float> xv, wv;
+  for (int i = 0; i < 18; ++i) xv.push_back(float(i % 7) - 2.5f);
+  for (int i = 0; i < 15; ++i) wv.push_back(0.25f * float(i % 5) - float(i % 3));
+  std::vector<float> want;
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 5; ++c) {
+      double acc = 0;
+      for (int k = 0; k < 3; ++k) acc += double(xv[size_t(r * 3 + k)]) * double(wv[size_t(c * 3 + k)]);
+      want.push_back(float(acc));
+    }
+  {
+    Graph g;
+    const int x = g.add_input("x");
+    const int w = g.add_constant(Value(t(wv, Dims{5, 3})));
+    g.set_outputs({g.add_node("aten::linear", {x, w, g.add_constant(Value())}, 1, "node 0")[0]});
+    g.finalize();
+    CHECK(cp.pinned() == before + 1);
+    {
+      const Graph copy = g;
+      CHECK(cp.pinned() == before + 1);
+      CHECK(values(copy.run({Value(t(xv, Dims{6, 3}))})[0].tensor()) == want);
+    }
+    CHECK(cp.pinned() == before + 1);  // the copy's going unpins nothing
+    for (int rep = 0; rep < 2; ++rep) CHECK(values(g.run({Value(t(xv, Dims{6, 3}))})[0].tensor()) == want);
+  }
+  CHECK(cp.pinned() == before);
+}
+
 TEST_CASE("jit graph: shape arithmetic on ints (size, NumToTensor, floor_divide, Int, view)", "[jit]") {
   Graph g;
   const int x = g.add_input("x");

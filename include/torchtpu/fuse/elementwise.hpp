@@ -12,6 +12,7 @@
 #include <cstdint>      // int64_t
 #include <cstring>      // std::memcpy
 #include <tuple>        // std::tuple_element_t, std::get
+#include <type_traits>  // std::integral_constant
 #include <utility>      // std::index_sequence
 #include <vector>       // std::vector (per-thread gather buffer)
 
@@ -317,26 +318,27 @@ void scatter_fixed(char* dst, int64_t stride, const char* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride * E, src + i * E, E);
 }
 
+/// Calls `f(std::integral_constant<int, E>{})` for element widths E of 1, 2, 4 or 8 bytes and
+/// returns true; false (nothing called) for another width.
+template <class F>
+bool with_fixed_width(int elem, F&& f) {
+  switch (elem) {
+    case 1: f(std::integral_constant<int, 1>{}); return true;
+    case 2: f(std::integral_constant<int, 2>{}); return true;
+    case 4: f(std::integral_constant<int, 4>{}); return true;
+    case 8: f(std::integral_constant<int, 8>{}); return true;
+    default: return false;
+  }
+}
+
 /// Copies `n` elements of `elem` bytes from `src` (stride `stride` elements) to `dst`.
 inline void gather_elems(char* dst, const char* src, int64_t stride, int64_t n, int elem) {
-  switch (elem) {
-    case 1: return gather_fixed<1>(dst, src, stride, n);
-    case 2: return gather_fixed<2>(dst, src, stride, n);
-    case 4: return gather_fixed<4>(dst, src, stride, n);
-    case 8: return gather_fixed<8>(dst, src, stride, n);
-    default: break;
-  }
+  if (with_fixed_width(elem, [&](auto e) { gather_fixed<decltype(e)::value>(dst, src, stride, n); })) return;
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * elem, src + i * stride * elem, size_t(elem));
 }
 /// Copies `n` elements of `elem` bytes from `src` to `dst` (stride `stride` elements).
 inline void scatter_elems(char* dst, int64_t stride, const char* src, int64_t n, int elem) {
-  switch (elem) {
-    case 1: return scatter_fixed<1>(dst, stride, src, n);
-    case 2: return scatter_fixed<2>(dst, stride, src, n);
-    case 4: return scatter_fixed<4>(dst, stride, src, n);
-    case 8: return scatter_fixed<8>(dst, stride, src, n);
-    default: break;
-  }
+  if (with_fixed_width(elem, [&](auto e) { scatter_fixed<decltype(e)::value>(dst, stride, src, n); })) return;
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride * elem, src + i * elem, size_t(elem));
 }
 

@@ -20,13 +20,17 @@ every round), and keeps each candidate's median p50 and p99 over the rounds:
 - torchtpu: `torchtpu-run MODEL.pt --bench N` with TORCHTPU_NUM_THREADS=t (its output is
   checked against libtorch's, `--reference`);
 - libtorch: `torch.jit.optimize_for_inference` of the frozen module (MKL-DNN convolutions
-  where it applies), `torch.set_num_threads(t)`, ATEN_CPU_CAPABILITY=avx512,
-  OMP_WAIT_POLICY=passive (faster here at 2 threads than OpenMP's default);
+  where it applies), `torch.set_num_threads(t)` and `openblas_set_num_threads(t)`
+  (tools/trace_torchvision.py `set_torch_threads`: Debian's libtorch calls OpenBLAS, which
+  ignores torch's setting), ATEN_CPU_CAPABILITY=avx512, OMP_WAIT_POLICY=passive (faster
+  here at 2 threads than OpenMP's default);
 - ONNX Runtime: every graph optimization (ORT_ENABLE_ALL), intra_op_num_threads=t, one
   inter-op thread, the CPU execution provider; its output is compared with libtorch's too.
 
 Each timed process runs one warm-up call, then N calls (N from --iters, fewer at batch 32),
-and reports the 50th and 99th percentiles of the per-call wall time in milliseconds.
+and reports the 50th and 99th percentiles of the per-call wall time in milliseconds and the
+cores it kept busy meanwhile (process CPU time / wall time), so a peer that runs on more
+threads than it was given shows.
 The report (markdown) lists per model, batch and thread count the three p50/p99 and
 torchtpu's speed against each peer (peer ms / torchtpu ms: above 1 is faster), plus a PNG of
 those ratios at batch 1 (bench/plots/models.png).
@@ -162,7 +166,8 @@ def child_torch(pt, inp, threads, iters):
     """Times libtorch (run in a child of Debian's interpreter); prints a json line."""
     import numpy as np
     import torch
-    torch.set_num_threads(threads)
+    import trace_torchvision as tv
+    blas = tv.set_torch_threads(threads)
     m = torch.jit.load(pt).eval()
     how = "optimize_for_inference"
     try:
@@ -173,18 +178,22 @@ def child_torch(pt, inp, threads, iters):
     ts = []
     with torch.no_grad():
         m(x)
+        c0, w0 = tv.cpu_seconds(), time.perf_counter()
         for _ in range(iters):
             t0 = time.perf_counter()
             m(x)
             ts.append((time.perf_counter() - t0) * 1e3)
+        cores = (tv.cpu_seconds() - c0) / (time.perf_counter() - w0)
     p50, p99 = percentiles(ts)
-    print(json.dumps({"p50": p50, "p99": p99, "how": how}))
+    print(json.dumps({"p50": p50, "p99": p99, "cores": cores,
+                      "how": how + ("" if blas else ", no OpenBLAS found to limit")}))
 
 
 def child_ort(onnx, inp, ref, threads, iters):
     """Times ONNX Runtime (run in a child of the virtual environment's interpreter)."""
     import numpy as np
     import onnxruntime as ort
+    import trace_torchvision as tv
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.intra_op_num_threads = threads
@@ -196,12 +205,14 @@ def child_ort(onnx, inp, ref, threads, iters):
     r = np.load(ref)
     rel = float(np.abs(y - r).max() / max(float(np.abs(r).max()), 1e-30))
     ts = []
+    c0, w0 = tv.cpu_seconds(), time.perf_counter()
     for _ in range(iters):
         t0 = time.perf_counter()
         s.run(None, {"x": x})
         ts.append((time.perf_counter() - t0) * 1e3)
+    cores = (tv.cpu_seconds() - c0) / (time.perf_counter() - w0)
     p50, p99 = percentiles(ts)
-    print(json.dumps({"p50": p50, "p99": p99, "rel": rel, "how": "onnxruntime " + ort.__version__}))
+    print(json.dumps({"p50": p50, "p99": p99, "rel": rel, "cores": cores, "how": "onnxruntime " + ort.__version__}))
 
 
 def run_json(cmd, env):
@@ -217,13 +228,14 @@ def time_torchtpu(runner, paths, threads, iters):
     p = subprocess.run([runner, paths["pt"], "--input", paths["input"], "--reference", paths["output"],
                         "--bench", str(iters)], capture_output=True, text=True, env=env, timeout=3600)
     import re
-    lat = re.search(r"^latency torchtpu.*p50 ([0-9.]+) ms, p99 ([0-9.]+) ms", p.stdout, re.M)
+    lat = re.search(r"^latency torchtpu.*p50 ([0-9.]+) ms, p99 ([0-9.]+) ms.*?(?:([0-9.]+) cores busy)?$", p.stdout, re.M)
     ref = re.search(r"^reference: max abs diff (\S+), max rel diff (\S+)", p.stdout, re.M)
     heap = re.search(r"^heap per forward: (\d+) allocations.*peak ([0-9.]+) MiB", p.stdout, re.M)
     if not lat:
         tail = (p.stderr or p.stdout).strip().splitlines()
         return {"error": tail[-1][:300] if tail else "rc %d" % p.returncode}
     return {"p50": float(lat.group(1)), "p99": float(lat.group(2)), "rel": float(ref.group(2)) if ref else None,
+            "cores": float(lat.group(3)) if lat.group(3) else None,
             "allocs": int(heap.group(1)) if heap else None, "peak_mib": float(heap.group(2)) if heap else None}
 
 
@@ -247,12 +259,15 @@ def write_report(out, rows, args, versions):
              "`vs ORT` are the peer's p50 divided by torchtpu's (above 1: torchtpu is faster). `rel` is the",
              "largest difference from libtorch's output over its largest magnitude (torchtpu's, ONNX Runtime's).",
              "libtorch runs `torch.jit.optimize_for_inference` of the frozen module with",
-             "ATEN_CPU_CAPABILITY=avx512 and OMP_WAIT_POLICY=passive; ONNX Runtime the `torch.onnx.export` of the eager model (opset 17) with",
+             "ATEN_CPU_CAPABILITY=avx512 and OMP_WAIT_POLICY=passive, its threads limited by `torch.set_num_threads` and,",
+             "for the OpenBLAS that Debian's libtorch calls in matmul and linear layers, `openblas_set_num_threads`",
+             "(without it OpenBLAS ran on every core). `cores` is the most cores each candidate kept busy over its",
+             "timed calls in any round (process CPU time / wall time; torchtpu / libtorch / ORT). ONNX Runtime the `torch.onnx.export` of the eager model (opset 17) with",
              "every graph optimization and `intra_op_num_threads` = the thread count. `allocs / peak` is one",
              "torchtpu forward after the warm-up: heap blocks allocated (malloc, aligned_alloc, operator new, ...)",
              "and the heap's peak above its level before the call (MiB), counted by torchtpu-run.", "",
-             "| model | batch | threads | torchtpu p50 / p99 | libtorch p50 / p99 | ORT p50 / p99 | vs libtorch | vs ORT | rel torchtpu | rel ORT | allocs / peak MiB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| model | batch | threads | torchtpu p50 / p99 | libtorch p50 / p99 | ORT p50 / p99 | vs libtorch | vs ORT | rel torchtpu | rel ORT | allocs / peak MiB | cores |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         t, l, o = r["torchtpu"], r["libtorch"], r["ort"]
         def cell(c):
@@ -260,10 +275,11 @@ def write_report(out, rows, args, versions):
         vl = l["p50"] / t["p50"] if "p50" in t and "p50" in l else None
         vo = o["p50"] / t["p50"] if "p50" in t and "p50" in o else None
         heap = "%d / %.1f" % (t["allocs"], t["peak_mib"]) if t.get("allocs") is not None else "—"
-        lines.append("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        cores = " / ".join(fmt(c.get("cores"), 1) for c in (t, l, o))
+        lines.append("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["model"], r["batch"], r["threads"], cell(t), cell(l), cell(o), fmt(vl), fmt(vo),
             "%.1e" % t["rel"] if t.get("rel") is not None else "—", "%.1e" % o["rel"] if o.get("rel") is not None else "—",
-            heap))
+            heap, cores))
     notes = sorted({"%s: %s" % (r["model"], r["onnx_error"]) for r in rows if r.get("onnx_error")})
     if notes:
         lines += ["", "ONNX export failures (torch 1.13's exporter): " + "; ".join(notes)]
@@ -381,6 +397,7 @@ def main():
                     row[who] = {"p50": statistics.median(r["p50"] for r in ok),
                                 "p99": statistics.median(r["p99"] for r in ok),
                                 "rel": ok[-1].get("rel"), "allocs": ok[-1].get("allocs"),
+                                "cores": max((r["cores"] for r in ok if r.get("cores") is not None), default=None),
                                 "peak_mib": ok[-1].get("peak_mib")}
                 rows.append(row)
                 t, l, o = row["torchtpu"], row["libtorch"], row["ort"]

@@ -1,7 +1,9 @@
 // tools/torchtpu-run.cpp — the main job: load a TorchScript model into torchtpu, run it on
 // a .npy input or a labelled CSV, print predictions / accuracy, latency, the accelerator in
 // use, and (--check) the difference to libtorch's own forward on the same input.
+#include <dlfcn.h>   // dlsym (OpenBLAS thread count)
 #include <malloc.h>  // malloc_usable_size (glibc)
+#include <sys/resource.h>  // getrusage
 #include <unistd.h>  // sysconf (valloc's page size)
 
 #include <cerrno>     // EINVAL, ENOMEM
@@ -216,10 +218,26 @@ Diff compare(const FloatTensor& a, const float* ref, int64_t n) {
   return d;
 }
 
-template <class F>
-std::vector<double> time_runs(int n, const char* what, F&& f) {
+/// User + system CPU time of this process, all threads (s).
+double cpu_seconds() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) + 1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
+/// Per-run wall times (ms, sorted) of n calls of f, and the cores they kept busy on average
+/// (process CPU time over wall time: 1.0 for one busy thread).
+struct Timings {
   std::vector<double> ms;
-  auto last_report = std::chrono::steady_clock::now();
+  double cores = 0;
+};
+
+template <class F>
+Timings time_runs(int n, const char* what, F&& f) {
+  std::vector<double> ms;
+  const double c0 = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  auto last_report = start;
   for (int i = 0; i < n; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
@@ -230,8 +248,18 @@ std::vector<double> time_runs(int n, const char* what, F&& f) {
       last_report = t1;
     }
   }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::sort(ms.begin(), ms.end());
-  return ms;
+  return {ms, wall > 0 ? (cpu_seconds() - c0) / wall : 0.0};
+}
+
+/// Limits libtorch to n threads: `at::set_num_threads` bounds ATen's and oneDNN's OpenMP pool,
+/// not OpenBLAS, which Debian's libtorch calls for matmul and linear layers with one thread per
+/// core of its own (a 1024^3 matmul under set_num_threads(1) kept 2.0 cores busy here); so
+/// OpenBLAS's own `openblas_set_num_threads` is called too when the process has it.
+void set_torch_threads(int n) {
+  at::set_num_threads(n);
+  if (void* f = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) reinterpret_cast<void (*)(int)>(f)(n);
 }
 
 double pct(const std::vector<double>& s, double p) {
@@ -243,7 +271,7 @@ double pct(const std::vector<double>& s, double p) {
 int run(const Options& o) {
   const Mode mode = parse_mode(o.mode);
   const std::string device = pick_device(o.device);
-  at::set_num_threads(o.torch_threads);
+  set_torch_threads(o.torch_threads);
 
   const auto t_load = std::chrono::steady_clock::now();
   const torchtpu::jit::Module m = torchtpu::jit::load(o.model);
@@ -333,16 +361,16 @@ int run(const Options& o) {
                   heap::blocks.load() - n0, double(heap::peak.load() - live0) / (1024.0 * 1024.0));
     }
 #endif
-    const auto s = time_runs(o.bench, "torchtpu", [&] { (void)forward(); });
-    std::printf("latency torchtpu (%s, %s): p50 %.3f ms, p99 %.3f ms over %d runs\n", device.c_str(),
-                prog ? "compiled" : o.mode.c_str(),
-                pct(s, 0.5), pct(s, 0.99), o.bench);
+    const Timings s = time_runs(o.bench, "torchtpu", [&] { (void)forward(); });
+    std::printf("latency torchtpu (%s, %s): p50 %.3f ms, p99 %.3f ms over %d runs, %.2f cores busy\n",
+                device.c_str(), prog ? "compiled" : o.mode.c_str(), pct(s.ms, 0.5), pct(s.ms, 0.99), o.bench, s.cores);
     if (o.check) {
       const at::Tensor tx = torchtpu::jit::detail::to_torch_float(x).clone();
       (void)m.torch_forward(tx);
-      const auto ts = time_runs(o.bench, "libtorch", [&] { (void)m.torch_forward(tx); });
-      std::printf("latency libtorch (cpu, %d thread%s): p50 %.3f ms, p99 %.3f ms over %d runs\n", o.torch_threads,
-                  o.torch_threads == 1 ? "" : "s", pct(ts, 0.5), pct(ts, 0.99), o.bench);
+      const Timings ts = time_runs(o.bench, "libtorch", [&] { (void)m.torch_forward(tx); });
+      std::printf("latency libtorch (cpu, %d thread%s): p50 %.3f ms, p99 %.3f ms over %d runs, %.2f cores busy\n",
+                  o.torch_threads, o.torch_threads == 1 ? "" : "s", pct(ts.ms, 0.5), pct(ts.ms, 0.99), o.bench,
+                  ts.cores);
     }
   }
   return 0;

@@ -76,6 +76,38 @@ CALIB_BATCH = 8
 F64_MAX_PARAMS = 250_000_000  # above this, skip the float64 reference run (memory)
 
 
+
+def set_torch_threads(n):
+    """Limits libtorch to `n` threads for timing: `torch.set_num_threads(n)` bounds ATen's and
+    oneDNN's OpenMP pool, but not OpenBLAS, which Debian's libtorch calls for matmul and linear
+    layers and which starts one thread per core of its own (measured here: a 1024^3 matmul under
+    `torch.set_num_threads(1)` used 2.0 cores). So this also calls `openblas_set_num_threads(n)`
+    in every OpenBLAS the process has loaded (found in /proc/self/maps). Returns the number of
+    OpenBLAS libraries limited."""
+    import ctypes
+    import torch
+    torch.set_num_threads(n)
+    limited = 0
+    try:
+        paths = {line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line and "/" in line}
+    except OSError:
+        paths = set()
+    for path in sorted(paths):
+        try:
+            ctypes.CDLL(path).openblas_set_num_threads(ctypes.c_int(n))
+            limited += 1
+        except (OSError, AttributeError):
+            pass
+    return limited
+
+
+def cpu_seconds():
+    """User + system CPU time of this process, all threads (s): cpu_seconds() delta over a
+    wall-time delta is the number of cores a timed loop kept busy."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
 def log(*args):
     print(*args, flush=True)
 
@@ -191,7 +223,7 @@ def trace_one(name, out_dir, grad_trace=False):
     import torchvision
     import torchvision.models as tvm
 
-    torch.set_num_threads(1)
+    set_torch_threads(1)
     size = input_size(name)
     shape = [1, 3, size, size]
     rec = {"name": name, "input_shape": shape, "torch_ms": None, "status": "ok", "error": None,

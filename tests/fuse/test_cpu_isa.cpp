@@ -455,8 +455,8 @@ TEST_CASE("every vector target's pooling and depthwise kernels match the plain l
 }
 TEST_CASE("every vector target's im2col panels are the unfolded input, exactly", "[fuse][isa][conv]") {
   // B[k, l] = x[c, oh·sh - ph + i·dh, ow·sw - pw + j·dw] (k = (c, i, j), l = (oh, ow)), zero
-  // outside the input, written here from the definition; every panel width a target uses (and
-  // 64), k panels starting mid-channel, last panels past L. Strides 1, 2 (vector paths) and 3.
+  // outside the input, written here from the definition; every panel width and strip height a
+  // target uses (and 64), k panels starting mid-channel, last panels past L. Strides 1, 2 (vector paths) and 3.
   struct G { int64_t C, H, W, KH, KW, sh, sw, ph, pw, dh, dw; };
   const G geoms[] = {{3, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1}, {2, 11, 53, 3, 3, 2, 2, 1, 1, 1, 1}, {2, 7, 29, 3, 5, 1, 2, 2, 4, 2, 2},
                      {4, 5, 6, 2, 2, 3, 3, 0, 2, 1, 1}, {1, 30, 70, 7, 7, 2, 2, 3, 3, 1, 1}};
@@ -476,7 +476,7 @@ TEST_CASE("every vector target's im2col panels are the unfolded input, exactly",
     std::vector<std::pair<CpuIsa, Im2colFn>> fns = {{CpuIsa::scalar, &im2col_pack_scalar}};
     for (CpuIsa isa : vector_isas()) fns.push_back({isa, im2col_kernel_for(isa)});
     for (const auto& [isa, fn] : fns)
-      for (int64_t nr : {8, 16, 32, 64})
+      for (int64_t nr : {6, 8, 12, 16, 32, 64})  // 6, 12: A strips (SgemmArgs::pack_a_from)
         for (int64_t p0 : {int64_t(0), K / 3}) {
           const int64_t kb = std::min<int64_t>(K - p0, 11);
           for (int64_t j0 = 0; j0 < a.L; j0 += nr) {

@@ -116,6 +116,43 @@ TEST_CASE("operands in pinned memory are packed once and multiply bitwise as unp
   CHECK(same_bits(torchtpu::matmul(x, w.t()), yb0));
 }
 
+TEST_CASE("A written while packed (pack_a_from) and the padded tile work of each orientation", "[fuse][gemm]") {
+  using torchtpu::detail::SgemmArgs;
+  // padded work by hand, for a 12 x 32 tile: 49 rows are 4 strips and a short one of 12 / 4 = 3
+  // rows, 512 columns 16 panels; 512 rows are 42 strips and one of 12 (8 > 12 / 2) rows, 49
+  // columns 2 panels
+  torchtpu::detail::SgemmKernels k12;
+  k12.mr = 12;
+  k12.nr = 32;
+  CHECK(torchtpu::detail::sgemm_tile_work(49, 512, k12) == 51 * 512);
+  CHECK(torchtpu::detail::sgemm_tile_work(512, 49, k12) == 516 * 64);
+  CHECK(torchtpu::detail::sgemm_tile_work(24, 32, k12) == 24 * 32);
+  CHECK(torchtpu::detail::sgemm_tile_work(29, 1, k12) == 30 * 32);  // 5 > 3: a strip of 6
+  if (!torchtpu::detail::cpu_has_vector_gemm()) return;
+  // A [m, k] row-major handed to the GEMM only through pack_a_from: m = 53 (a short last
+  // strip), k = 500 (two k panels), B strided (a transposed view); against float64
+  torchtpu::Generator gen(23);
+  const Tensor<float> a = torchtpu::randn<float>({53, 500}, gen), bt = torchtpu::randn<float>({70, 500}, gen);
+  const Tensor<float> b = bt.t();
+  Tensor<float> c = torchtpu::full<float>({53, 70}, -1.0f);
+  struct Src {
+    const float* a;
+    int64_t m, k;
+  } src{a.data_ptr(), 53, 500};
+  SgemmArgs g;
+  g.m = 53; g.n = 70; g.k = 500;
+  g.pack_a_from = [](const void* ctx, int64_t p0, int64_t kb, int64_t i0, int64_t mr, float* dst) {
+    const Src& s = *static_cast<const Src*>(ctx);
+    for (int64_t kk = 0; kk < kb; ++kk)
+      for (int64_t r = 0; r < mr; ++r) dst[kk * mr + r] = i0 + r < s.m ? s.a[(i0 + r) * s.k + p0 + kk] : 0.0f;
+  };
+  g.a_ctx = &src;
+  g.b = b.data_ptr(); g.sbk = b.stride(0); g.sbn = b.stride(1);
+  g.c = c.data_ptr(); g.ldc = 70;
+  torchtpu::detail::sgemm_f32(g);
+  CHECK(max_err(c, ref_matmul(a, b)) < 2e-6 * 500);
+}
+
 TEST_CASE("matmul epilogue: bias, relu, residual, applied per tile", "[fuse][gemm]") {
   torchtpu::Generator gen(13);
   for (int64_t m : {1, 3, 300}) {

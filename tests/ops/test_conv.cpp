@@ -191,6 +191,11 @@ const std::vector<ConvCase> kCases = {
     // implicit GEMM: K = 45 · 9 = 405 > one k panel (384), output rows of 10 cut across
     // 32-column panels, stride 2, a top padding (3) past the window (first output row all zero)
     {Dims{2, 45, 19, 21}, Dims{7, 45, 3, 3}, true, {2, 2}, {3, 1}, {1, 2}, {}, 1, false},
+    // small output planes, computed as outᵀ = im2colᵀ · Wᵀ on the vector paths (fewer padded
+    // tile rows): 3x3 at 7x7, K = 1152, two groups of 64 channels, two images (the product
+    // buffer reused); a 1x1 stride-2 convolution to 7x7 without bias (transpose only)
+    {Dims{2, 256, 7, 7}, Dims{128, 128, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 2, false},
+    {Dims{1, 24, 13, 13}, Dims{64, 24, 1, 1}, false, {2, 2}, {0, 0}, {1, 1}, {}, 1, false},
 };
 
 }  // namespace
@@ -443,7 +448,8 @@ TEST_CASE("pooling: torch 1.13 values, NaN", "[ops][pool]") {
 TEMPLATE_TEST_CASE("convolution: the fused epilogue entry", "[ops][conv]", float, double, bfloat16) {
   using T = TestType;
   const auto relu_ep = [](Tensor<T> dest, const auto& e) { dest.copy_(torchtpu::relu(e)); };
-  for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8)}) {  // im2col, depthwise, 1x1, transposed
+  // im2col, depthwise, 1x1, transposed convolution, outᵀ product
+  for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8), size_t(12)}) {
     const ConvCase& c = kCases[ci];
     INFO("case " << ci);
     const Tensor<T> x = sinus<T>(c.x), w = sinus<T>(c.w, 0.91, 1.0);

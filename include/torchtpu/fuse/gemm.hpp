@@ -4,6 +4,7 @@
 // threads, a per-block epilogue callback).
 #pragma once
 #include <algorithm>  // std::min
+#include <atomic>     // std::atomic (ConstantPacks)
 #include <bit>        // std::bit_cast
 #include <compare>    // operator<=> (PackKey)
 #include <cstdint>    // int64_t, uintptr_t
@@ -86,6 +87,12 @@ struct SgemmArgs {
   /// past n, for the kernels' panel width nr; called from several threads at once.
   void (*pack_b_from)(const void* ctx, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) = nullptr;
   const void* b_ctx = nullptr;
+  /// When set, A is computed while it is packed instead of read from `a`, one strip of the
+  /// kernels' height mr at a time, in the same form as `pack_b_from`: `pack_a_from(a_ctx, p0,
+  /// kb, i0, mr, dst)` writes A[i0 + r, p0 + kk] (r < mr, kk < kb) to dst[kk · mr + r], zero for
+  /// rows past m. A convolution computed as outᵀ = im2colᵀ · Wᵀ passes its im2col panel writer.
+  void (*pack_a_from)(const void* ctx, int64_t p0, int64_t kb, int64_t i0, int64_t mr, float* dst) = nullptr;
+  const void* a_ctx = nullptr;
   float a_at(int64_t off) const {
     if (!bf16) return a[off];
     return std::bit_cast<float>(uint32_t(reinterpret_cast<const uint16_t*>(a)[off]) << 16);
@@ -612,6 +619,18 @@ inline const SgemmKernels& sgemm_kernels() {
 /// True when the engine runs a vector f32 GEMM (any instruction set but scalar).
 inline bool cpu_has_vector_gemm() { return sgemm_kernels().block != nullptr; }
 
+/// Multiply-adds the micro-kernels of `kern` issue for an m x n x 1 product, padding included
+/// (an estimate): columns in whole panels of nr; rows in strips of mr, a short last strip
+/// counted as mr, mr / 2 or mr / 4 rows as the portable kernels' `block` computes it (the
+/// AVX-512 one computes 12, 8 or 4). Compared for C = A·B and Cᵀ = Bᵀ·Aᵀ to pick the
+/// orientation that wastes less of each tile.
+inline int64_t sgemm_tile_work(int64_t m, int64_t n, const SgemmKernels& kern) {
+  const int64_t mr = kern.mr, nr = kern.nr, rem = m % mr;
+  const int64_t half = mr / 2, quarter = std::max<int64_t>(1, mr / 4);
+  const int64_t rows = m / mr * mr + (rem == 0 ? 0 : rem > half ? mr : rem > quarter ? half : quarter);
+  return rows * ((n + nr - 1) / nr * nr);
+}
+
 /// What a packed operand depends on: where it is read, its shape and strides, the blocking and
 /// tile of the kernels packing it, and which pack function (A or B) made it.
 struct PackKey {
@@ -642,17 +661,21 @@ class ConstantPacks {
     r.bytes = std::max(r.bytes, bytes);
     r.keep = std::move(keep);
     ++r.pins;
+    count_.store(ranges_.size(), std::memory_order_release);
   }
   /// Undoes one `pin(p, ...)`; the last one drops the packed operands read from the range.
   void unpin(const void* p) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = ranges_.find(uintptr_t(p));
     if (it != ranges_.end() && --it->second.pins <= 0) ranges_.erase(it);
+    count_.store(ranges_.size(), std::memory_order_release);
   }
   /// The packed operand `key` (`floats` floats) when key.p lies in a pinned range, packed by
   /// `pack(dst)` on its first use; null otherwise.
   template <class Pack>
   const float* get(const PackKey& key, size_t floats, Pack&& pack) {
+    // nothing pinned (a program with no loaded model): no lock on the GEMM's path
+    if (count_.load(std::memory_order_acquire) == 0) return nullptr;
     std::lock_guard<std::mutex> lock(mu_);
     if (ranges_.empty()) return nullptr;
     auto it = ranges_.upper_bound(key.p);
@@ -682,6 +705,7 @@ class ConstantPacks {
   };
   std::mutex mu_;
   std::map<uintptr_t, Range> ranges_;
+  std::atomic<size_t> count_{0};  // ranges_.size(), read without the lock
 };
 
 /// The packed path of `sgemm_f32` (any m, n, k >= 1) with kernels `kern`. B is packed once,
@@ -730,11 +754,14 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
   // A from pinned memory: packed once, whole ([k-panel][strip of mr rows over all of m][kb][mr],
   // so a block from row i0 of k panel p0 starts at p0 · mp + i0 · kb, as the blocks below read)
   const int64_t mp = (g.m + mr - 1) / mr * mr;
-  const float* apre = ConstantPacks::instance().get(
-      PackKey{uintptr_t(g.a), g.m, g.k, g.sam, g.sak, kc, mr, g.bf16, uintptr_t(kern.pack_a)}, size_t(mp * g.k),
-      [&](float* out) {
-        for (int64_t p0 = 0; p0 < g.k; p0 += kc) kern.pack_a(g, 0, g.m, p0, std::min(kc, g.k - p0), out + p0 * mp);
-      });
+  const float* apre =
+      g.pack_a_from ? nullptr
+                    : ConstantPacks::instance().get(
+                          PackKey{uintptr_t(g.a), g.m, g.k, g.sam, g.sak, kc, mr, g.bf16, uintptr_t(kern.pack_a)},
+                          size_t(mp * g.k), [&](float* out) {
+                            for (int64_t p0 = 0; p0 < g.k; p0 += kc)
+                              kern.pack_a(g, 0, g.m, p0, std::min(kc, g.k - p0), out + p0 * mp);
+                          });
   parallel_chunks(g.m, row_chunks, mr, [&](int64_t r0, int64_t r1) {
     // A block [k-panel][strip][kb][mr]: packed for the first column block, reused after
     // row blocks of equal size (whole strips), at most MC: no short block re-reading all of B
@@ -753,7 +780,11 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
             ap = apre + p0 * mp + i0 * kb;
           } else {
             float* dst = apack + p0 * mbp;
-            if (j0 == 0) kern.pack_a(g, i0, mb, p0, kb, dst);
+            if (j0 == 0 && g.pack_a_from) {
+              for (int64_t ir = 0; ir < mb; ir += mr) g.pack_a_from(g.a_ctx, p0, kb, i0 + ir, mr, dst + ir * kb);
+            } else if (j0 == 0) {
+              kern.pack_a(g, i0, mb, p0, kb, dst);
+            }
             ap = dst;
           }
           kern.block(kb, ap, bpack + p0 * npanels * nr, mb, jp0, jp1, g.c + i0 * g.ldc, g.ldc, g.n, p0 > 0);
@@ -775,7 +806,7 @@ inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kerne
     return;
   }
   // Batch 1–4: no packing, B streamed once (fuse/gemv.hpp).
-  if (!g.bf16 && !g.pack_b_from) {
+  if (!g.bf16 && !g.pack_b_from && !g.pack_a_from) {
     const GemvArgs v{g.m, g.n, g.k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn, g.c, g.ldc};
     if (gemv_supported(v) && cpu_has_vector_gemv()) {
       sgemv_small(v);

@@ -283,7 +283,65 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
   FloatTensor bias2;
   if (b) bias2 = b->contiguous().view(Dims{OC, 1});
 #if TORCHTPU_HAS_VECTOR_PATH
-  if (!direct && torchtpu::detail::cpu_has_vector_gemm() && torchtpu::detail::sgemm_kernels().nr <= torchtpu::detail::im2col_max_nr) {
+  const torchtpu::detail::SgemmKernels& kern = torchtpu::detail::sgemm_kernels();
+  // The transposed product pays when it saves 15 % of the tile work, or 10 % with K >= 1024 and
+  // a window larger than 1x1. Measured (AVX-512, 1 thread, weights pinned, ms normal ->
+  // transposed): 3x3 512->512 at 7x7 2.87 -> 2.34, 3x3 256->256 at 14x14 2.46 -> 2.29; but 1x1
+  // at 14x14 (10-12 % saved) lost: 576->96 0.22 -> 0.27, 1024->256 1.02 -> 1.05.
+  const int64_t work_n = torchtpu::detail::sgemm_tile_work(OCg, L, kern);
+  const int64_t work_t = torchtpu::detail::sgemm_tile_work(L, OCg, kern);
+  const bool transposed = torchtpu::detail::cpu_has_vector_gemm() && kern.mr <= torchtpu::detail::im2col_max_nr &&
+                          L >= kern.mr &&
+                          (20 * work_t < 17 * work_n || (10 * work_t < 9 * work_n && K >= 1024 && KH * KW > 1));
+  if (transposed) {
+    // Small output planes (7x7, 14x14, at least one strip; 1x1 kernels too): outᵀ[L, OCg] = Bᵀ[L, K] · Wᵀ[K, OCg],
+    // so output positions fill the kernels' strips of mr rows and channels their panels of nr
+    // columns, with less padding than out = W · B (AVX-512, 49 positions: 52 rows computed
+    // instead of 64 columns). im2col writes A's strips (the B panel writer, width mr); the
+    // product lands in an [L, OCg] buffer that each finished block of rows is transposed from,
+    // then bias and `ep` run on those output columns.
+    struct EpiT {
+      const FloatTensor* dest;  // [OCg, L] of this image and group
+      const float* ct;          // [L, OCg]
+      int64_t L, OCg;
+      const FloatTensor* bias;  // [OCg, 1] of this group, or null
+      const Ep* ep;
+    };
+    const FloatTensor ct = FloatTensor::empty(Dims{L, OCg});
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        const torchtpu::detail::Im2colArgs src{xp + (n * C + gi * Cg) * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw, OW, L};
+        const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg).view(Dims{OCg, L});
+        const FloatTensor bg = b ? bias2.narrow(0, gi * OCg, OCg) : FloatTensor();
+        EpiT epi{&dest, ct.data_ptr(), L, OCg, b ? &bg : nullptr, &ep};
+        torchtpu::detail::SgemmArgs a;
+        a.m = L; a.n = OCg; a.k = K;
+        a.pack_a_from = &torchtpu::detail::im2col_pack_b;
+        a.a_ctx = &src;
+        a.b = wc.data_ptr() + gi * OCg * K; a.sbk = 1; a.sbn = K;
+        a.c = ct.data_ptr(); a.ldc = OCg;
+        a.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
+          const EpiT& e = *static_cast<const EpiT*>(ctx);
+          float* d = e.dest->data_ptr();
+          for (int64_t o0 = 0; o0 < e.OCg; o0 += 16)  // 16 x 16 tiles: both sides stay in cache
+            for (int64_t l0 = r0; l0 < r1; l0 += 16) {
+              const int64_t o1 = std::min(o0 + 16, e.OCg), l1 = std::min(l0 + 16, r1);
+              for (int64_t o = o0; o < o1; ++o)
+                for (int64_t l = l0; l < l1; ++l) d[o * e.L + l] = e.ct[l * e.OCg + o];
+            }
+          if (e.bias || !is_store_epilogue<Ep>) {
+            const FloatTensor v = e.dest->narrow(1, r0, r1 - r0);
+            if (e.bias) (*e.ep)(v, torchtpu::add(v, *e.bias));
+            else (*e.ep)(v, v);
+          }
+        };
+        a.epilogue_ctx = &epi;
+        torchtpu::detail::sgemm_f32(a);
+      }
+    }
+    return;
+  }
+  if (!direct && torchtpu::detail::cpu_has_vector_gemm() && kern.nr <= torchtpu::detail::im2col_max_nr) {
     // Implicit GEMM: out[OCg, L] = W[OCg, K] · B, B unfolded from the input while it is packed
     // (fuse/window.hpp im2col_pack_b); bias and `ep` on each finished block of rows, 32 rows at a time.
     struct Epi {

@@ -326,34 +326,51 @@ inline DepthwisePad depthwise_pad(const Window2dArgs& a, int64_t lanes) {
   return p;
 }
 
-/// Copies plane `xc` (H x W) into `buf` as `depthwise_pad` describes; `row` is scratch of
-/// `sw · wq` rounded up to 2 · lanes floats (used when sw > 1).
+/// Floats per row of `depthwise_fill`'s staging area (sw > 1): a padded row rounded up to 2 ·
+/// lanes, so the phase split reads whole vector pairs.
+inline int64_t depthwise_stage_row(const DepthwisePad& p, int64_t lanes) {
+  return (p.row_floats + 2 * lanes - 1) / (2 * lanes) * (2 * lanes);
+}
+
+/// Copies plane `xc` (H x W) into `buf` as `depthwise_pad` describes; `stage` is scratch of
+/// `rows · depthwise_stage_row` floats (used when sw > 1).
 template <class V>
-TORCHTPU_VEC void depthwise_fill(const Window2dArgs& a, const DepthwisePad& p, const float* xc, float* buf, float* row) {
+TORCHTPU_VEC void depthwise_fill(const Window2dArgs& a, const DepthwisePad& p, const float* xc, float* buf, float* stage) {
   constexpr int L = V::lanes;
-  const int64_t wp = p.row_floats;
+  const int64_t wp = p.row_floats, ws = depthwise_stage_row(p, L);
   // input columns [0, W) land at padded columns [pw, pw + W), clipped to [0, wp)
   const int64_t c0 = std::min(a.pw, wp), n = std::max<int64_t>(0, std::min(a.W, wp - a.pw));
+  auto in_row = [&](int64_t r) { return r - a.ph >= 0 && r - a.ph < a.H; };
+  // zeros, then the input row over them (rows are short: vector stores, no library call);
+  // with a column stride, every row is staged before any is split: a split reading a row just
+  // written would load across two stores still in flight, which cannot be forwarded and
+  // stalled until they retired (stride 2 ran at 1/3 of stride 1's rate per output)
+  for (int64_t r = 0; r < p.rows; ++r) {
+    float* t = p.sw == 1 ? buf + r * wp : stage + r * ws;
+    const int64_t end = p.sw == 1 ? wp : ws;
+    if (!in_row(r)) {
+      if (p.sw == 1) std::fill(t, t + wp, 0.0f);
+      continue;
+    }
+    for (int64_t c = 0; c < end; c += L) vstore(t + c, V::zero(), end - c);
+    const float* xr = xc + (r - a.ph) * a.W;
+    for (int64_t c = 0; c < n; c += L) vstore(t + c0 + c, V::load_n(xr + c, n - c), n - c);
+  }
+  if (p.sw == 1) return;
   for (int64_t r = 0; r < p.rows; ++r) {
     float* d = buf + r * wp;
-    const int64_t ih = r - a.ph;
-    if (ih < 0 || ih >= a.H) {
+    if (!in_row(r)) {
       std::fill(d, d + wp, 0.0f);
       continue;
     }
-    // zeros, then the input row over them (rows are short: vector stores, no library call)
-    float* t = p.sw == 1 ? d : row;
-    const int64_t end = p.sw == 1 ? wp : (wp + 2 * L - 1) / (2 * L) * (2 * L);
-    for (int64_t c = 0; c < end; c += L) vstore(t + c, V::zero(), end - c);
-    const float* xr = xc + ih * a.W;
-    for (int64_t c = 0; c < n; c += L) vstore(t + c0 + c, V::load_n(xr + c, n - c), n - c);
+    const float* row = stage + r * ws;
     if (p.sw == 2) {
       for (int64_t c = 0; c < wp; c += 2 * L) {
         const V lo = V::load(row + c), hi = V::load(row + c + L);
         vstore(d + c / 2, vconcat_even(hi, lo), std::min<int64_t>(L, p.wq - c / 2));
         vstore(d + p.wq + c / 2, vconcat_odd(hi, lo), std::min<int64_t>(L, p.wq - c / 2));
       }
-    } else if (p.sw > 2) {
+    } else {
       for (int64_t c = 0; c < wp; ++c) d[(c % p.sw) * p.wq + c / p.sw] = row[c];
     }
   }
@@ -404,8 +421,9 @@ TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1
   constexpr int L = V::lanes;
   const DepthwisePad p = depthwise_pad(a, L);
   const int64_t nv = (a.OW + L - 1) / L, tiles = a.OH * nv;
-  float* buf = workspace<float>(size_t(p.rows * p.row_floats + p.row_floats + 2 * L), 4);
-  float* row = buf + p.rows * p.row_floats;
+  const int64_t staged = p.sw == 1 ? 0 : p.rows * depthwise_stage_row(p, L);
+  float* buf = workspace<float>(size_t(p.rows * p.row_floats + staged), 4);
+  float* stage = buf + p.rows * p.row_floats;
   // where each tap (window row i, column j) reads, from an output's padded position
   const int64_t taps = a.kh * a.kw;
   int64_t* offs = workspace<int64_t>(size_t(taps), 4);
@@ -416,7 +434,7 @@ TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1
     }
   for (int64_t pl = p0; pl < p1; ++pl) {
     const int64_t ch = pl % a.planes_per_item;
-    depthwise_fill<V>(a, p, a.x + pl * a.H * a.W, buf, row);
+    depthwise_fill<V>(a, p, a.x + pl * a.H * a.W, buf, stage);
     const float* wk = a.weight + ch * a.kh * a.kw;
     const V bias = V::set1(a.bias ? a.bias[ch] : 0.0f);
     float* o = a.out + pl * a.OH * a.OW;

@@ -128,6 +128,7 @@ TEST_CASE("A written while packed (pack_a_from) and the padded tile work of each
   CHECK(torchtpu::detail::sgemm_tile_work(512, 49, k12) == 516 * 64);
   CHECK(torchtpu::detail::sgemm_tile_work(24, 32, k12) == 24 * 32);
   CHECK(torchtpu::detail::sgemm_tile_work(29, 1, k12) == 30 * 32);  // 5 > 3: a strip of 6
+  CHECK(torchtpu::detail::sgemm_tile_work(29, 7, torchtpu::detail::SgemmKernels{}) == 29 * 7);  // no tiles
   if (!torchtpu::detail::cpu_has_vector_gemm()) return;
   // A [m, k] row-major handed to the GEMM only through pack_a_from: m = 53 (a short last
   // strip), k = 500 (two k panels), B strided (a transposed view); against float64

@@ -625,6 +625,7 @@ inline bool cpu_has_vector_gemm() { return sgemm_kernels().block != nullptr; }
 /// AVX-512 one computes 12, 8 or 4). Compared for C = A·B and Cᵀ = Bᵀ·Aᵀ to pick the
 /// orientation that wastes less of each tile.
 inline int64_t sgemm_tile_work(int64_t m, int64_t n, const SgemmKernels& kern) {
+  if (kern.mr <= 0 || kern.nr <= 0) return m * n;  // no vector kernels (scalar): no tiles
   const int64_t mr = kern.mr, nr = kern.nr, rem = m % mr;
   const int64_t half = mr / 2, quarter = std::max<int64_t>(1, mr / 4);
   const int64_t rows = m / mr * mr + (rem == 0 ? 0 : rem > half ? mr : rem > quarter ? half : quarter);

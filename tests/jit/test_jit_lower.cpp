@@ -219,3 +219,63 @@ TEST_CASE("jit lower: activations, softmax and mean lower through their op struc
     CHECK(max_rel(got, want) < 1e-6);
   }
 }
+
+TEST_CASE("jit lower: int64 and bool inputs, factory ops, outputs of any dtype (token ids and masks)", "[jit][pjrt]") {
+  // A BERT-style input block: embedding(table, ids) + token types from zeros_like(ids), the
+  // int64 mask turned into an additive float mask (1 - mask) * -1e4, and a bool input
+  // selecting rows; outputs float32, int64 and bool as the cpu graph computes them.
+  torchtpu::Generator gen(5);
+  Graph g;
+  const int ids = g.add_input("ids"), mask = g.add_input("mask"), keep = g.add_input("keep");
+  auto c = [&](Value v) { return g.add_constant(std::move(v)); };
+  const Value none;
+  const int table = c(Value(FloatTensor(torchtpu::randn<float>(Dims{10, 4}, gen))));
+  const int types = c(Value(FloatTensor(torchtpu::randn<float>(Dims{2, 4}, gen))));
+  const int m1 = c(Value(int64_t(-1))), f = c(Value(false)), one = c(Value(int64_t(1)));
+  const int tt = g.add_node("aten::zeros_like", {ids, c(none), c(none), c(none), c(none), c(none)}, 1, "n0")[0];
+  const int e = g.add_node("aten::embedding", {table, ids, m1, f, f}, 1, "n1")[0];
+  const int te = g.add_node("aten::embedding", {types, tt, m1, f, f}, 1, "n2")[0];
+  const int h = g.add_node("aten::add", {e, te, one}, 1, "n3")[0];
+  const int mf = g.add_node("aten::to", {mask, c(Value(int64_t(6))), f, f, c(none)}, 1, "n4")[0];
+  const int inv = g.add_node("aten::rsub", {mf, c(Value(1.0)), one}, 1, "n5")[0];
+  const int add = g.add_node("aten::mul", {inv, c(Value(-10000.0))}, 1, "n6")[0];
+  const int ones = g.add_node("aten::new_ones", {ids, c(Value(std::vector<int64_t>{2})), c(none)}, 1, "n7")[0];
+  const int full = g.add_node("aten::full", {c(Value(std::vector<int64_t>{3})), c(Value(true))}, 1, "n8")[0];
+  const int sel = g.add_node("aten::mul", {keep, c(Value(int64_t(2)))}, 1, "n9")[0];  // bool * 2 -> int64
+  g.set_outputs({h, add, ones, full, sel});
+  g.finalize();
+
+  torchtpu::Tensor<int64_t> id_t = torchtpu::Tensor<int64_t>::empty(Dims{2, 3});
+  torchtpu::Tensor<int64_t> mask_t = torchtpu::Tensor<int64_t>::empty(Dims{2, 3});
+  const int64_t idv[] = {1, 7, 9, 0, 3, 3}, mv[] = {1, 1, 0, 1, 0, 0};
+  for (int i = 0; i < 6; ++i) id_t.data_ptr()[i] = idv[i], mask_t.data_ptr()[i] = mv[i];
+  torchtpu::Tensor<bool> keep_t = torchtpu::Tensor<bool>::empty(Dims{3});
+  keep_t.data_ptr()[0] = true, keep_t.data_ptr()[1] = false, keep_t.data_ptr()[2] = true;
+  const std::vector<Value> want = g.run({Value(id_t), Value(mask_t), Value(keep_t)});
+
+  using torchtpu::AnyTensor;
+  using torchtpu::ScalarType;
+  torchtpu::jit::DeviceProgram p(g, {ScalarType::Int64, ScalarType::Int64, ScalarType::Bool},
+                                 {Dims{2, 3}, Dims{2, 3}, Dims{3}}, emulator());
+  const std::vector<AnyTensor> got = p.run_any({AnyTensor(id_t), AnyTensor(mask_t), AnyTensor(keep_t)});
+  REQUIRE(got.size() == 5);
+  CHECK(max_rel(got[0].get<float>(), want[0].tensor()) < 1e-6);
+  CHECK(max_rel(got[1].get<float>(), want[1].tensor()) == 0.0);
+  // by hand: (1 - mask) * -1e4 for mask [1, 1, 0, 1, 0, 0]
+  const std::vector<float> add_want = {0, 0, -10000, 0, -10000, -10000};
+  for (int i = 0; i < 6; ++i) CHECK(got[1].get<float>().contiguous().data_ptr()[i] == add_want[size_t(i)]);
+  REQUIRE(got[2].dtype() == ScalarType::Int64);
+  CHECK(got[2].get<int64_t>().data_ptr()[0] == 1);
+  CHECK(got[2].sizes() == Dims{2});
+  REQUIRE(got[3].dtype() == ScalarType::Bool);
+  CHECK(got[3].get<bool>().data_ptr()[2]);
+  REQUIRE(got[4].dtype() == ScalarType::Int64);
+  CHECK(got[4].get<int64_t>().data_ptr()[0] == 2);
+  CHECK(got[4].get<int64_t>().data_ptr()[1] == 0);
+  // the float32 form refuses int64 outputs; inputs of another dtype or shape are named
+  CHECK_THROWS_WITH(p.run_any({AnyTensor(mask_t), AnyTensor(mask_t), AnyTensor(id_t)}),
+                    Catch::Contains("input 2 is [2, 3] int64; the program was lowered for [3] bool"));
+  CHECK_THROWS_WITH(p.run_any({AnyTensor(id_t)}), Catch::Contains("lowered for 3 input(s), got 1"));
+  CHECK_THROWS_WITH(torchtpu::jit::DeviceProgram(g, {ScalarType::Int64}, {Dims{2, 3}}, emulator()),
+                    Catch::Contains("the model takes 3 input(s), got 1 dtype(s) and 1 shape(s)"));
+}

@@ -127,19 +127,9 @@ FloatTensor tensor_binary(Bin op, const X& x, const Y& y, float alpha, const std
 /// category: an int tensor with a float number gives float32, a bool tensor with an int
 /// number int64). True division of integers gives float32.
 inline ScalarType binary_result_type(Bin op, const Value& a, const Value& b, const std::string& mode) {
-  auto category = [](ScalarType t) { return t == ScalarType::Bool ? 0 : is_floating(t) ? 2 : 1; };
-  auto number_type = [](const Value& v) {
-    return v.is_double() ? ScalarType::Float : v.is_bool() ? ScalarType::Bool : ScalarType::Int64;
-  };
-  ScalarType r;
-  if (a.is_tensor() && b.is_tensor()) {
-    r = promote_types(a.any().dtype(), b.any().dtype());
-  } else {
-    const ScalarType t = (a.is_tensor() ? a : b).any().dtype(), n = number_type(a.is_tensor() ? b : a);
-    r = category(n) > category(t) ? n : t;
-  }
-  if (op == Bin::Div && mode.empty() && !is_floating(r)) r = ScalarType::Float;
-  return r;
+  return binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), a.is_tensor(),
+                             b.is_tensor() ? b.any().dtype() : number_dtype(b), b.is_tensor(),
+                             op == Bin::Div && mode.empty());
 }
 
 /// `v` (a tensor or a number) as a tensor of `dtype` (a number becomes a 0-dim tensor).

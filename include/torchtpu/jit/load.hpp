@@ -215,9 +215,11 @@ class Module {
     return out[0].tensor("forward: model output");
   }
   /// libtorch's own forward on `x` (no grad), first tensor output; for comparisons.
-  at::Tensor torch_forward(const at::Tensor& x) const {
+  at::Tensor torch_forward(const at::Tensor& x) const { return torch_forward(std::vector<c10::IValue>{x}); }
+  /// libtorch's own forward on `inputs` (no grad), first tensor output; for comparisons.
+  at::Tensor torch_forward(std::vector<c10::IValue> inputs) const {
     c10::InferenceMode guard;
-    c10::IValue r = s_->module.forward({x});
+    c10::IValue r = s_->module.forward(std::move(inputs));
     if (r.isTuple()) r = r.toTupleRef().elements().at(0);
     if (r.isTensorList()) return r.toTensorVector().at(0);
     return r.toTensor();

@@ -3,6 +3,8 @@
 // on the host), compiles it once through the PJRT compilation cache and runs it on a PJRT
 // device (tpu, the TPU emulator, cuda).
 #pragma once
+#include <algorithm>   // std::clamp, std::max
+#include <cmath>       // INFINITY
 #include <functional>  // std::function
 #include <map>         // std::map
 #include <memory>      // std::shared_ptr
@@ -183,6 +185,27 @@ inline sh::Value keep(sh::Builder& b, const sh::Value& x, const std::vector<int6
   return b.reshape(x, s);
 }
 
+/// The dtype of a lowering input: a device value's, a host tensor's, or a number's
+/// (number_dtype: bool, int64, float32).
+inline ScalarType dtype_of_lvalue(const LValue& v) {
+  if (v.kind == LValue::Kind::Device) return v.dev.dtype;
+  if (v.host.is_tensor()) return v.host.any().dtype();
+  return number_dtype(v.host);
+}
+
+/// True for a tensor input (on the device or a host tensor), false for a number.
+inline bool is_tensor_lvalue(const LValue& v) { return v.kind != LValue::Kind::Host || v.host.is_tensor(); }
+
+/// Input `i` of `c` as a device value of dtype `t`: a number as a constant of `t` (an int or
+/// bool exactly), a tensor converted when its dtype differs.
+inline sh::Value as_dtype(LowerContext& c, size_t i, ScalarType t) {
+  const LValue& v = *c.in.at(i);
+  if (v.kind == LValue::Kind::Host && v.host.is_scalar())
+    return v.host.is_double() ? c.b.constant(v.host.to_double(), t) : c.b.constant_int(v.host.to_int(), t);
+  sh::Value x = c.dev(i);
+  return x.dtype == t ? x : c.b.convert(x, t);
+}
+
 inline sh::Value matmul(sh::Builder& b, sh::Value x, sh::Value y) {
   if (x.dims.size() < 2 || y.dims.size() < 2) throw ShapeError("lowering matmul: operands must be at least 2-D");
   const size_t rx = x.dims.size(), ry = y.dims.size();
@@ -358,22 +381,146 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     for (const char* n : {"aten::dropout_", "aten::feature_dropout", "aten::alpha_dropout",
                           "aten::contiguous", "aten::detach", "aten::clone"})
       r[n] = [](LowerContext& c) { c.out[0] = LValue::of(c.dev(0)); };
-    struct B { const char* name; const char* op; bool alpha, reverse; };
-    for (B bb : {B{"aten::add", "add", true, false}, B{"aten::add_", "add", true, false},
-                 B{"aten::sub", "subtract", true, false}, B{"aten::rsub", "subtract", true, true},
-                 B{"aten::mul", "multiply", false, false}, B{"aten::mul_", "multiply", false, false},
-                 B{"aten::div", "divide", false, false}}) {
+    // add, sub, rsub, mul, div: torch's result dtype (binary_result_dtype, jit/value.hpp, the
+    // cpu graph's rule); a number operand becomes a constant of that dtype (an int exactly)
+    struct B { const char* name; const char* op; bool alpha, reverse, divide; };
+    for (B bb : {B{"aten::add", "add", true, false, false}, B{"aten::add_", "add", true, false, false},
+                 B{"aten::sub", "subtract", true, false, false}, B{"aten::rsub", "subtract", true, true, false},
+                 B{"aten::mul", "multiply", false, false, false}, B{"aten::mul_", "multiply", false, false, false},
+                 B{"aten::div", "divide", false, false, true}}) {
       r[bb.name] = [bb](LowerContext& c) {
-        sh::Value x = c.dev(bb.reverse ? 1 : 0), y = c.dev(bb.reverse ? 0 : 1);
-        if (bb.alpha && c.in.size() > 2) {
-          const double a = c.host(2, bb.name).to_double();
-          if (a != 1.0) y = c.b.multiply(y, splat(c.b, a, y.dims));
-        }
         if (std::string(bb.name) == "aten::div" && c.in.size() > 2 && !c.in[2]->host.is_none())
           throw ValueError("lowering aten::div: rounding modes are not lowered");
+        const size_t ia = bb.reverse ? 1 : 0, ib = bb.reverse ? 0 : 1;
+        const ScalarType rt = binary_result_dtype(dtype_of_lvalue(*c.in[ia]), is_tensor_lvalue(*c.in[ia]),
+                                                  dtype_of_lvalue(*c.in[ib]), is_tensor_lvalue(*c.in[ib]), bb.divide);
+        sh::Value x = as_dtype(c, ia, rt), y = as_dtype(c, ib, rt);
+        if (bb.alpha && c.in.size() > 2) {
+          const Value& a = c.host(2, bb.name);
+          if (a.to_double() != 1.0)
+            y = c.b.multiply(y, a.is_int() ? c.b.constant_int(a.to_int(), rt, y.dims) : c.b.constant(a.to_double(), rt, y.dims));
+        }
         c.out[0] = LValue::of(bin(c.b, bb.op, x, y));
       };
     }
+    // dtype conversions: aten::to's overloads (self, dtype, ...), (self, device, dtype, ...),
+    // (self, other, ...), as the cpu kernel reads them (builtin_ops.hpp); aten::type_as
+    r["aten::to"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      ScalarType want = x.dtype;
+      const LValue& a = *c.in.at(1);
+      if (is_tensor_lvalue(a)) want = dtype_of_lvalue(a);
+      else if (a.host.is_int()) want = ops::detail::from_torch_dtype(a.host.to_int(), "aten::to");
+      else if (a.host.kind() == Value::Kind::String && c.in.size() > 2 && c.in[2]->kind == LValue::Kind::Host &&
+               c.in[2]->host.is_int())
+        want = ops::detail::from_torch_dtype(c.in[2]->host.to_int(), "aten::to");
+      c.out[0] = LValue::of(want == x.dtype ? x : c.b.convert(x, want));
+    };
+    r["aten::type_as"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const ScalarType want = dtype_of_lvalue(*c.in.at(1));
+      c.out[0] = LValue::of(want == x.dtype ? x : c.b.convert(x, want));
+    };
+    // views as value ops: slice, select, unsqueeze, squeeze, expand, expand_as, t, swapaxes
+    r["aten::slice"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const char* n = "aten::slice";
+      const size_t d = size_t(wrap_dim(c.in.size() > 1 ? c.host(1, n).to_int() : 0, int(x.dims.size()), n));
+      const int64_t size = x.dims[d];
+      auto bound = [&](size_t i, int64_t dflt) {  // torch's slice bounds: negative from the end, clamped
+        if (c.in.size() <= i || c.host(i, n).is_none()) return dflt;
+        int64_t v = c.host(i, n).to_int();
+        if (v < 0) v += size;
+        return std::clamp<int64_t>(v, 0, size);
+      };
+      const int64_t step = c.in.size() > 4 ? c.host(4, n).to_int() : 1;
+      if (step < 1) throw ValueError("aten::slice: slice step must be positive, got " + std::to_string(step));
+      const int64_t start = bound(2, 0), end = std::max(start, bound(3, size));
+      std::vector<int64_t> lo(x.dims.size(), 0), hi = x.dims, st(x.dims.size(), 1);
+      lo[d] = start;
+      hi[d] = end;
+      st[d] = step;
+      c.out[0] = LValue::of(c.b.slice(x, lo, hi, st));
+    };
+    r["aten::select"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const char* n = "aten::select";
+      const size_t d = size_t(wrap_dim(c.host(1, n).to_int(), int(x.dims.size()), n));
+      int64_t i = c.host(2, n).to_int();
+      if (i < -x.dims[d] || i >= x.dims[d])
+        throw IndexError("aten::select: index " + std::to_string(i) + " is out of range for dimension " +
+                         std::to_string(d) + " with size " + std::to_string(x.dims[d]));
+      if (i < 0) i += x.dims[d];
+      std::vector<int64_t> lo(x.dims.size(), 0), hi = x.dims;
+      lo[d] = i;
+      hi[d] = i + 1;
+      std::vector<int64_t> out = x.dims;
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(d));
+      c.out[0] = LValue::of(c.b.reshape(c.b.slice(x, lo, hi), out));
+    };
+    r["aten::unsqueeze"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      const size_t d = size_t(wrap_dim(c.host(1, "aten::unsqueeze").to_int(), int(x.dims.size()) + 1, "aten::unsqueeze"));
+      std::vector<int64_t> out = x.dims;
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(d), 1);
+      c.out[0] = LValue::of(c.b.reshape(x, out));
+    };
+    r["aten::squeeze"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      std::vector<int64_t> out;
+      if (c.in.size() > 1) {
+        const size_t d = x.dims.empty() ? 0 : size_t(wrap_dim(c.host(1, "aten::squeeze").to_int(), int(x.dims.size()), "aten::squeeze"));
+        for (size_t i = 0; i < x.dims.size(); ++i)
+          if (i != d || x.dims[i] != 1) out.push_back(x.dims[i]);
+      } else {
+        for (int64_t v : x.dims)
+          if (v != 1) out.push_back(v);
+      }
+      c.out[0] = LValue::of(c.b.reshape(x, out));
+    };
+    auto expand_to = [](LowerContext& c, const sh::Value& x, std::vector<int64_t> want, const char* n) {
+      if (want.size() < x.dims.size())
+        throw ShapeError(std::string(n) + ": the number of sizes provided (" + std::to_string(want.size()) +
+                         ") must be greater or equal to the number of dimensions in the tensor (" +
+                         std::to_string(x.dims.size()) + ")");
+      const size_t off = want.size() - x.dims.size();
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (want[i] == -1) {
+          if (i < off) throw ShapeError(std::string(n) + ": -1 is not allowed in a leading, non-existing dimension");
+          want[i] = x.dims[i - off];
+        }
+        if (i >= off && x.dims[i - off] != 1 && x.dims[i - off] != want[i])
+          throw ShapeError(std::string(n) + ": the expanded size " + std::to_string(want[i]) +
+                           " must match the existing size " + std::to_string(x.dims[i - off]) + " at dimension " +
+                           std::to_string(i));
+      }
+      return bcast(c.b, x, want);
+    };
+    r["aten::expand"] = [expand_to](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      c.out[0] = LValue::of(expand_to(c, x, c.host(1, "aten::expand").to_ints(), "aten::expand"));
+    };
+    r["aten::expand_as"] = [expand_to](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      c.out[0] = LValue::of(expand_to(c, x, c.dev(1).dims, "aten::expand_as"));
+    };
+    r["aten::t"] = [](LowerContext& c) {
+      sh::Value x = c.dev(0);
+      if (x.dims.size() > 2) throw ValueError("aten::t: expects a tensor with <= 2 dimensions, got " + std::to_string(x.dims.size()));
+      c.out[0] = LValue::of(x.dims.size() == 2 ? c.b.transpose(x, {1, 0}) : x);
+    };
+    r["aten::numel"] = [](LowerContext& c) { c.out[0].host = Value(c.dev(0).numel()); };
+    r["aten::dim"] = [](LowerContext& c) { c.out[0].host = Value(int64_t(c.dev(0).dims.size())); };
+    // clamp, clamp_min: the activation epilogue's lowering (bounds from host numbers)
+    for (const char* n : {"aten::clamp", "aten::clamp_"})
+      r[n] = [n](LowerContext& c) {
+        const double lo = c.in.size() > 1 && !c.host(1, n).is_none() ? c.host(1, n).to_double() : -INFINITY;
+        const double hi = c.in.size() > 2 && !c.host(2, n).is_none() ? c.host(2, n).to_double() : INFINITY;
+        c.out[0] = LValue::of(act(c.b, Epilogue{Epilogue::Kind::Clamp, lo, hi}, c.dev(0)));
+      };
+    r["aten::clamp_min"] = [](LowerContext& c) {
+      c.out[0] = LValue::of(act(c.b, Epilogue{Epilogue::Kind::Clamp, c.host(1, "aten::clamp_min").to_double(), INFINITY}, c.dev(0)));
+    };
     r["aten::linear"] = [](LowerContext& c) {
       sh::Value x = c.dev(0), w = c.dev(1);
       const auto xd = x.dims;
@@ -485,6 +632,23 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       const int64_t d = wrap(c.host(1, "softmax").to_int(), x.dims.size());
       c.out[0] = LValue::of(ops::detail::lower_softmax(c.b, x, d, false));  // the softmax node's (ops/reduce.hpp)
     };
+    r["aten::sum"] = [](LowerContext& c) {
+      // sum(x, dtype) has 2 arguments; sum(x, dim, keepdim, dtype) 4; None or [] means every
+      // dim. Integers and bools sum in int64 (torch's rule), floats in their own dtype.
+      sh::Value x = c.dev(0);
+      std::vector<int64_t> dims;
+      if (c.in.size() > 2 && !c.host(1, "sum").is_none()) dims = c.host(1, "sum").to_ints();
+      if (dims.empty())
+        for (size_t i = 0; i < x.dims.size(); ++i) dims.push_back(int64_t(i));
+      for (auto& d : dims) d = wrap_dim(d, int(x.dims.size()), "aten::sum");
+      const size_t dt = c.in.size() > 2 ? 3 : 1;
+      ScalarType t = is_floating(x.dtype) ? x.dtype : ScalarType::Int64;
+      if (c.in.size() > dt && !c.host(dt, "sum").is_none()) t = ops::detail::from_torch_dtype(c.host(dt, "sum").to_int(), "aten::sum");
+      if (t != x.dtype) x = c.b.convert(x, t);
+      sh::Value s = c.b.reduce(x, c.b.constant_int(0, t), sh::ReduceOp::Add, dims);
+      if (c.in.size() > 2 && c.host(2, "sum").to_bool()) s = keep(c.b, s, x.dims, dims);
+      c.out[0] = LValue::of(s);
+    };
     r["aten::mean"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
       // mean(x, dtype) has 2 arguments; mean(x, dim, keepdim, dtype) 4; None or [] means every dim
@@ -510,18 +674,30 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
 /// A Graph compiled for one set of input shapes on one PJRT client. Weights are uploaded once.
 class DeviceProgram {
  public:
-  /// Lowers `g` for inputs of `shapes`. **Errors:** UnsupportedOperator listing the node kinds
-  /// without a lowering; DeviceError / DeviceUnavailable from PJRT.
+  /// Lowers `g` for float32 inputs of `shapes`. **Errors:** as the constructor below.
   DeviceProgram(const Graph& g, const std::vector<Dims>& shapes, std::shared_ptr<pjrt::Client> client)
+      : DeviceProgram(g, std::vector<ScalarType>(shapes.size(), ScalarType::Float), shapes, std::move(client)) {}
+
+  /// Lowers `g` for inputs of `dtypes` and `shapes` (one of each per graph input: int64 token
+  /// ids, bool masks, float32 images). **Errors:** ValueError when the counts differ from the
+  /// graph's inputs; UnsupportedOperator listing the node kinds without a lowering;
+  /// DeviceError / DeviceUnavailable from PJRT.
+  DeviceProgram(const Graph& g, const std::vector<ScalarType>& dtypes, const std::vector<Dims>& shapes,
+                std::shared_ptr<pjrt::Client> client)
       : client_(std::move(client)) {
+    if (dtypes.size() != g.input_slots().size() || shapes.size() != g.input_slots().size())
+      throw ValueError("DeviceProgram: the model takes " + std::to_string(g.input_slots().size()) + " input(s), got " +
+                       std::to_string(dtypes.size()) + " dtype(s) and " + std::to_string(shapes.size()) + " shape(s)");
     sh::Builder b;
     const auto& slots = g.initial_slots();
     std::vector<LValue> lv(slots.size());
     for (size_t i = 0; i < slots.size(); ++i) lv[i].host = slots[i];
     for (size_t i = 0; i < g.input_slots().size(); ++i) {
       const int s = g.input_slots()[i];
-      lv[size_t(s)] = LValue::of(b.parameter(ScalarType::Float, lower::vec(shapes.at(i))));
+      lv[size_t(s)] = LValue::of(b.parameter(dtypes[i], lower::vec(shapes[i])));
       params_.push_back(Param{int(i), AnyTensor()});
+      in_dtypes_.push_back(dtypes[i]);
+      in_dims_.push_back(shapes[i]);
     }
     auto to_device = [&](LValue& v) -> sh::Value {
       if (v.kind == LValue::Kind::Device) return v.dev;
@@ -571,8 +747,15 @@ class DeviceProgram {
       const auto& table = builtin_lowerings();
       auto it = table.find(n.kind);
       const GraphLowering* fn = n.op->lowering ? &n.op->lowering : it != table.end() ? &it->second : nullptr;
-      if (!fn) {
-        if (missing[n.kind]++ == 0) first[n.kind] = n.location;
+      // a node reading the result of a node without a lowering is skipped too: the error lists
+      // the missing kinds, not a symptom further down
+      bool after_missing = false;
+      for (int s : n.inputs) {
+        const LValue& v = lv[size_t(s)];
+        after_missing = after_missing || (v.kind == LValue::Kind::Device && !v.dev.valid());
+      }
+      if (!fn || after_missing) {
+        if (!fn && missing[n.kind]++ == 0) first[n.kind] = n.location;
         for (int s : n.outputs) lv[size_t(s)] = LValue::of(sh::Value());
         continue;
       }
@@ -606,14 +789,11 @@ class DeviceProgram {
       throw UnsupportedOperator(msg);
     }
     std::vector<sh::Value> results;
-    for (int s : g.output_slots()) {
-      results.push_back(to_device(lv[size_t(s)]));
-      if (results.back().dtype != ScalarType::Float)
-        throw UnsupportedOperator("the compiled path returns float32 outputs only; output " +
-                                  std::to_string(results.size() - 1) + " is " +
-                                  std::string(dtype_name(results.back().dtype)));
+    for (int s : g.output_slots()) results.push_back(to_device(lv[size_t(s)]));
+    for (const auto& r : results) {
+      out_dims_.push_back(r.dims);
+      out_dtypes_.push_back(r.dtype);
     }
-    for (const auto& r : results) out_dims_.push_back(r.dims);
     // Run-time checks of the lowerings (an index out of range, an integer division by zero):
     // one more i32 result, read after each run (`run` throws the failed check's error).
     if (b.check_code().valid()) {
@@ -630,15 +810,28 @@ class DeviceProgram {
       }
   }
 
-  /// Runs on `inputs` (float32, the lowered shapes); returns the outputs on the host.
-  /// **Errors:** IndexError / ValueError when a run-time check of the program failed (an index
-  /// out of range, an integer division by zero), as the cpu kernels report them; DeviceError.
-  std::vector<FloatTensor> run(const std::vector<FloatTensor>& inputs) const {
+  /// Runs on `inputs` (the lowered dtypes and shapes, any layout, on the host); returns the
+  /// outputs on the host. **Errors:** ValueError naming the input when its count, dtype or
+  /// shape differs from the lowered ones; IndexError / ValueError when a run-time check of the
+  /// program failed (an index out of range, an integer division by zero), as the cpu kernels
+  /// report them; DeviceError.
+  std::vector<AnyTensor> run_any(const std::vector<AnyTensor>& inputs) const {
+    if (inputs.size() != in_dtypes_.size())
+      throw ValueError("DeviceProgram::run_any: the program was lowered for " + std::to_string(in_dtypes_.size()) +
+                       " input(s), got " + std::to_string(inputs.size()));
     std::vector<pjrt::Buffer> in;
-    for (const auto& x : inputs) {
-      const FloatTensor c = x.contiguous();
-      const auto dims = lower::vec(c.sizes());
-      in.push_back(client_->buffer_from_host(c.data_ptr(), ScalarType::Float, dims));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const AnyTensor& x = inputs[i];
+      if (!x.defined() || x.dtype() != in_dtypes_[i] || x.sizes() != in_dims_[i])
+        throw ValueError("DeviceProgram::run_any: input " + std::to_string(i) + " is " +
+                         (x.defined() ? to_string(x.sizes()) + " " + std::string(dtype_name(x.dtype())) : "undefined") +
+                         "; the program was lowered for " + to_string(in_dims_[i]) + " " +
+                         std::string(dtype_name(in_dtypes_[i])) + " (lower another program for other shapes)");
+      if (!x.device().is_cpu())
+        throw ValueError("DeviceProgram::run_any: input " + std::to_string(i) + " is on " + x.device().str() +
+                         "; inputs are read from the host");
+      const AnyTensor c = x.visit([](const auto& t) { return AnyTensor(t.contiguous()); });
+      in.push_back(client_->buffer_from_host(c.data_ptr(), c.dtype(), lower::vec(c.sizes())));
     }
     std::vector<const pjrt::Buffer*> args;
     size_t wi = 0;
@@ -654,15 +847,30 @@ class DeviceProgram {
         throw ValueError(why);
       }
     }
-    std::vector<FloatTensor> r;
+    std::vector<AnyTensor> r;
     for (size_t i = 0; i < out.size(); ++i) {
       Dims d;
       for (int64_t x : out_dims_[i]) d.push_back(x);
-      FloatTensor t = FloatTensor::empty(d);
-      out[i].to_host(t.data_ptr(), size_t(t.numel()) * sizeof(float));
-      r.push_back(t);
+      r.push_back(AnyTensor::dispatch(out_dtypes_[i], [&]<class T>(std::type_identity<T>) {
+        Tensor<T> t = Tensor<T>::empty(d);
+        out[i].to_host(t.data_ptr(), size_t(t.numel()) * sizeof(T));
+        return AnyTensor(t);
+      }));
     }
     return r;
+  }
+  /// `run_any` for float32 inputs and outputs. **Errors:** as `run_any`; TypeError for an
+  /// output of another dtype (call `run_any`).
+  std::vector<FloatTensor> run(const std::vector<FloatTensor>& inputs) const {
+    const std::vector<AnyTensor> r = run_any(std::vector<AnyTensor>(inputs.begin(), inputs.end()));
+    std::vector<FloatTensor> f;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r[i].dtype() != ScalarType::Float)
+        throw TypeError("DeviceProgram::run_any: output " + std::to_string(i) + " is " +
+                        std::string(dtype_name(r[i].dtype())) + "; call run_any for outputs of any dtype");
+      f.push_back(r[i].get<float>());
+    }
+    return f;
   }
   /// The StableHLO text of the program.
   const std::string& program() const noexcept { return text_; }
@@ -678,6 +886,9 @@ class DeviceProgram {
   std::vector<Param> params_;
   std::vector<pjrt::Buffer> weights_;
   std::vector<std::vector<int64_t>> out_dims_;
+  std::vector<ScalarType> out_dtypes_;  ///< each output's dtype
+  std::vector<ScalarType> in_dtypes_;   ///< each input's lowered dtype
+  std::vector<Dims> in_dims_;           ///< each input's lowered shape
   bool checked_ = false;  ///< the program returns a run-time check code after the outputs
   std::string text_;
   std::shared_ptr<pjrt::Executable> exe_;

@@ -189,4 +189,28 @@ class Value {
   std::vector<AnyTensor> ts_;
 };
 
+/// The dtype of the tensor a Python number becomes in arithmetic with a tensor: bool for a
+/// bool, int64 for an int, float32 (torch's default dtype) for a float.
+inline ScalarType number_dtype(const Value& v) {
+  return v.is_double() ? ScalarType::Float : v.is_bool() ? ScalarType::Bool : ScalarType::Int64;
+}
+
+/// torch's result dtype of a binary arithmetic op on two operands, each a tensor of dtype `a`
+/// (`b`) or a number (`a_tensor` false: `a` is its number_dtype): two tensors promote
+/// (promote_types); a number changes a tensor's dtype only when it is of a higher category
+/// (bool < integer < floating: `int64 tensor * 0.5` is float32, `float16 tensor * 2` stays
+/// float16). `true_divide`: an integer or bool result becomes float32 (aten::div without a
+/// rounding mode). The one rule of the cpu graph (builtin_ops.hpp) and the lowering (lower.hpp).
+inline ScalarType binary_result_dtype(ScalarType a, bool a_tensor, ScalarType b, bool b_tensor, bool true_divide) {
+  auto category = [](ScalarType t) { return t == ScalarType::Bool ? 0 : is_floating(t) ? 2 : 1; };
+  ScalarType r;
+  if (a_tensor == b_tensor) r = promote_types(a, b);
+  else {
+    const ScalarType t = a_tensor ? a : b, n = a_tensor ? b : a;
+    r = category(n) > category(t) ? n : t;
+  }
+  if (true_divide && !is_floating(r)) r = ScalarType::Float;
+  return r;
+}
+
 }  // namespace torchtpu::jit

@@ -22,6 +22,7 @@
 #include "norm.hpp"      // LayerNormOp, RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp
 #include "loss.hpp"      // LogSoftmaxOp, MseLossOp, NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp, EmbeddingBagOp
 #include "linalg.hpp"    // EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp, LerpOp, NanToNumOp
+#include "factory.hpp"   // ZerosLikeOp, OnesLikeOp, FullLikeOp, EmptyLikeOp, NewZerosOp, NewOnesOp, NewFullOp, NewEmptyOp, ZerosOp, OnesOp, FullOp, EmptyOp, FillOp, ZeroOp
 #include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp
 #include "reduce.hpp"    // reduction op structs
 #include "resize.hpp"    // UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp, UpsampleBilinear2dOp
@@ -91,7 +92,9 @@ using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, Flip
                           AvgPool2dOp, AdaptiveAvgPool2dOp, IndexOp, IndexPutOp, IndexPutInplaceOp, NonzeroOp,
                           MaskedSelectOp, ConvTranspose1dOp, ConvTranspose2dOp, ConvTranspose3dOp, MaxPool1dOp,
                           AvgPool1dOp, AdaptiveAvgPool1dOp, MaxPool2dWithIndicesOp, MaxPool1dWithIndicesOp,
-                          AdaptiveMaxPool2dOp, AdaptiveMaxPool1dOp>;
+                          AdaptiveMaxPool2dOp, AdaptiveMaxPool1dOp, ZerosLikeOp, OnesLikeOp, FullLikeOp,
+                          EmptyLikeOp, NewZerosOp, NewOnesOp, NewFullOp, NewEmptyOp, ZerosOp, OnesOp, FullOp,
+                          EmptyOp, FillOp, ZeroOp>;
 
 // Definitions that walk every op: inline in a header-only program; in a TORCHTPU_SEPARATE_OPS
 // program declared here and defined once, in src/ops/library.cpp (TORCHTPU_OPS_LIBRARY_TU).

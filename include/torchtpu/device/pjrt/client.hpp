@@ -702,9 +702,12 @@ class Executable {
     result.reserve(out.size());
     size_t i = 0;
     try {
-      if (await_completion) p.await_event(done, "PJRT_LoadedExecutable_Execute (completion)");
-      else p.destroy_event(done);  // not waited for: the outputs' own readiness orders later uses
-      done = nullptr;
+      // the event is handed over first: await_event destroys it even when it throws, so the
+      // cleanup below must not destroy it again (a failed execution crashed XLA's CPU plugin
+      // in PJRT_Event_Destroy)
+      PJRT_Event* ev = std::exchange(done, nullptr);
+      if (await_completion) p.await_event(ev, "PJRT_LoadedExecutable_Execute (completion)");
+      else p.destroy_event(ev);  // not waited for: the outputs' own readiness orders later uses
       for (const PJRT_Buffer* o : out) detail::check_handle(o, "PJRT_LoadedExecutable_Execute", "output buffer");
       for (; i < out.size(); ++i) result.emplace_back(client_, std::exchange(out[i], nullptr));
     } catch (...) {

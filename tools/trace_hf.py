@@ -113,13 +113,29 @@ def build(arch, torch, transformers):
             setattr(cfg, k, 0.0)
     if hasattr(cfg, "_attn_implementation"):
         cfg._attn_implementation = "eager"
+    note = None
+    if model_type == "deberta-v2":
+        # DeBERTa's masked softmax is a torch.autograd.Function (XSoftmax): the tracer records it
+        # as a prim::PythonOp, which TorchScript cannot save. Its forward's own ops replace it
+        # (eval mode: the backward is never used), so the traced graph holds plain aten ops.
+        mod = transformers.models.deberta_v2.modeling_deberta_v2
+
+        class PlainXSoftmax:
+            @staticmethod
+            def apply(scores, mask, dim):
+                rmask = ~(mask.to(torch.bool))
+                out = torch.softmax(scores.masked_fill(rmask, torch.tensor(torch.finfo(scores.dtype).min)), dim)
+                return out.masked_fill(rmask, 0)
+
+        mod.XSoftmax = PlainXSoftmax
+        note = "XSoftmax (a Python autograd Function TorchScript cannot save) traced as its forward's ops"
     torch.manual_seed(SEED)
     name, _, part = cls.partition(".")
     klass = getattr(transformers, name)
     model = (klass.from_config(cfg) if name.startswith("Auto") else klass(cfg)).eval()
     if part:
         model = getattr(model, part) if hasattr(model, part) else getattr(model.model, part)
-    return model, cfg, kind
+    return model, cfg, kind, note
 
 
 def main():
@@ -155,7 +171,9 @@ def main():
         stem = os.path.join(cache, arch)
         meta = {"arch": arch, "model_type": ARCHS[arch][0], "class": ARCHS[arch][1]}
         try:
-            model, cfg, kind = build(arch, torch, transformers)
+            model, cfg, kind, note = build(arch, torch, transformers)
+            if note:
+                meta["note"] = note
             x = inputs_for(kind, cfg, torch)
             wrapped = First(model, kind).eval()
             with torch.no_grad():

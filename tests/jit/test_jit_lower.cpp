@@ -3,6 +3,7 @@
 // arithmetic folds on the host; ops without a lowering are listed.
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK
 
+#include <cmath>   // std::abs
 #include <string>  // std::string
 #include <vector>  // std::vector
 
@@ -278,4 +279,93 @@ TEST_CASE("jit lower: int64 and bool inputs, factory ops, outputs of any dtype (
   CHECK_THROWS_WITH(p.run_any({AnyTensor(id_t)}), Catch::Contains("lowered for 3 input(s), got 1"));
   CHECK_THROWS_WITH(torchtpu::jit::DeviceProgram(g, {ScalarType::Int64}, {Dims{2, 3}}, emulator()),
                     Catch::Contains("the model takes 3 input(s), got 1 dtype(s) and 1 shape(s)"));
+}
+
+TEST_CASE("jit lower: comparisons, where, arange, masked_fill_, max/min (a causal mask block)", "[jit][pjrt]") {
+  // pos = arange(x.size(1)); causal = pos[None, :] > pos[:, None]; y = x.clone().masked_fill_(causal, -1e9);
+  // w = where(ids == 0, 0.5, x); hi = max(x, -x); lo = min(x, -x); k = (ids != 3) & (x > 0)
+  Graph g;
+  const int x = g.add_input("x"), ids = g.add_input("ids");
+  auto c = [&](Value v) { return g.add_constant(std::move(v)); };
+  const Value none;
+  const int len = g.add_node("aten::size", {x, c(Value(int64_t(1)))}, 1, "n0")[0];
+  const int pos = g.add_node("aten::arange", {len, c(none), c(none), c(none), c(none)}, 1, "n1")[0];
+  const int row = g.add_node("aten::unsqueeze", {pos, c(Value(int64_t(0)))}, 1, "n2")[0];
+  const int col = g.add_node("aten::unsqueeze", {pos, c(Value(int64_t(1)))}, 1, "n3")[0];
+  const int causal = g.add_node("aten::gt", {row, col}, 1, "n4")[0];
+  const int xc = g.add_node("aten::clone", {x, c(none)}, 1, "n5")[0];
+  const int y = g.add_node("aten::masked_fill_", {xc, causal, c(Value(-1e9))}, 1, "n6")[0];
+  const int z = g.add_node("aten::eq", {ids, c(Value(int64_t(0)))}, 1, "n7")[0];
+  const int w = g.add_node("aten::where", {z, c(Value(0.5)), x}, 1, "n8")[0];
+  const int nx = g.add_node("aten::neg", {x}, 1, "n9")[0];
+  const int hi = g.add_node("aten::max", {x, nx}, 1, "n10")[0];
+  const int lo = g.add_node("aten::min", {x, nx}, 1, "n11")[0];
+  const int ne3 = g.add_node("aten::ne", {ids, c(Value(int64_t(3)))}, 1, "n12")[0];
+  const int pos_x = g.add_node("aten::gt", {x, c(Value(int64_t(0)))}, 1, "n13")[0];
+  const int k = g.add_node("aten::logical_and", {ne3, pos_x}, 1, "n14")[0];
+  g.set_outputs({y, w, hi, lo, k});
+  g.finalize();
+
+  FloatTensor xt = FloatTensor::empty(Dims{4, 4});
+  torchtpu::Tensor<int64_t> it = torchtpu::Tensor<int64_t>::empty(Dims{4, 4});
+  const float xv[16] = {1, -2, 3, 0.5f, -1, 0, 2.5f, -4, 7, 8, -9, 1, 0.25f, -0.5f, 6, -3};
+  const int64_t iv[16] = {0, 3, 1, 0, 2, 0, 3, 3, 1, 1, 0, 5, 3, 0, 0, 9};
+  for (int i = 0; i < 16; ++i) xt.data_ptr()[i] = xv[i], it.data_ptr()[i] = iv[i];
+  const std::vector<Value> cpu = g.run({Value(xt), Value(it)});
+  // by hand, element (r, q) = index r*4+q
+  for (int r = 0; r < 4; ++r)
+    for (int q = 0; q < 4; ++q) {
+      const int i = r * 4 + q;
+      CHECK(cpu[0].tensor().data_ptr()[i] == (q > r ? -1e9f : xv[i]));
+      CHECK(cpu[1].tensor().data_ptr()[i] == (iv[i] == 0 ? 0.5f : xv[i]));
+      CHECK(cpu[2].tensor().data_ptr()[i] == std::abs(xv[i]));
+      CHECK(cpu[3].tensor().data_ptr()[i] == -std::abs(xv[i]));
+      CHECK(cpu[4].any().get<bool>().data_ptr()[i] == (iv[i] != 3 && xv[i] > 0));
+    }
+  CHECK(xt.data_ptr()[1] == -2.0f);  // masked_fill_ wrote into the clone, not the input
+
+  using torchtpu::AnyTensor;
+  using torchtpu::ScalarType;
+  torchtpu::jit::DeviceProgram p(g, {ScalarType::Float, ScalarType::Int64}, {Dims{4, 4}, Dims{4, 4}}, emulator());
+  const std::vector<AnyTensor> got = p.run_any({AnyTensor(xt), AnyTensor(it)});
+  REQUIRE(got.size() == 5);
+  for (int o = 0; o < 4; ++o) CHECK(max_rel(got[size_t(o)].get<float>(), cpu[size_t(o)].tensor()) == 0.0);
+  REQUIRE(got[4].dtype() == ScalarType::Bool);
+  for (int i = 0; i < 16; ++i) CHECK(got[4].get<bool>().contiguous().data_ptr()[i] == cpu[4].any().get<bool>().data_ptr()[i]);
+}
+
+TEST_CASE("jit: aten::max/min reductions, arange overloads, masked_fill_ shape rule (cpu graph)", "[jit]") {
+  Graph g;
+  const int x = g.add_input("x");
+  auto c = [&](Value v) { return g.add_constant(std::move(v)); };
+  const Value none;
+  const auto mx = g.add_node("aten::max", {x, c(Value(int64_t(1))), c(Value(false))}, 2, "n0");
+  const int mn = g.add_node("aten::min", {x}, 1, "n1")[0];
+  const int ar = g.add_node("aten::arange", {c(Value(1.0)), c(Value(int64_t(2))), c(Value(0.25)), c(none), c(none),
+                                              c(none), c(none)}, 1, "n2")[0];
+  g.set_outputs({mx[0], mx[1], mn, ar});
+  g.finalize();
+  FloatTensor xt = FloatTensor::empty(Dims{2, 3});
+  const float xv[6] = {1, 5, 5, -2, -7, 0};
+  for (int i = 0; i < 6; ++i) xt.data_ptr()[i] = xv[i];
+  const std::vector<Value> r = g.run({Value(xt)});
+  CHECK(r[0].tensor().data_ptr()[0] == 5.0f);
+  CHECK(r[0].tensor().data_ptr()[1] == 0.0f);
+  CHECK(r[1].any().get<int64_t>().data_ptr()[0] == 1);  // the first index of the maximum, as torch
+  CHECK(r[1].any().get<int64_t>().data_ptr()[1] == 2);
+  CHECK(r[2].tensor().dim() == 0);
+  CHECK(r[2].tensor().data_ptr()[0] == -7.0f);
+  REQUIRE(r[3].any().dtype() == torchtpu::ScalarType::Float);  // a float bound: float32
+  CHECK(r[3].tensor().sizes() == Dims{4});
+  CHECK(r[3].tensor().data_ptr()[3] == 1.75f);
+
+  Graph h;  // in place, the mask may not grow self: [3] masked by [2, 3]
+  const int s = h.add_input("s"), m = h.add_input("m");
+  const int o = h.add_node("aten::masked_fill_", {s, m, h.add_constant(Value(1.0))}, 1, "n0")[0];
+  h.set_outputs({o});
+  h.finalize();
+  torchtpu::Tensor<bool> mt = torchtpu::Tensor<bool>::empty(Dims{2, 3});
+  for (int i = 0; i < 6; ++i) mt.data_ptr()[i] = i % 2 == 0;
+  CHECK_THROWS_WITH(h.run({Value(FloatTensor::empty(Dims{3})), Value(mt)}),
+                    Catch::Contains("aten::masked_fill_") && Catch::Contains("[2, 3]"));
 }

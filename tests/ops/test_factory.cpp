@@ -119,6 +119,32 @@ TEST_CASE("fill_ and zero_: in place, through a view into its base", "[ops][fact
   check_values(i, {-1, -1});
 }
 
+TEST_CASE("copy_ and masked_fill_: in place, through a view into its base, src broadcast and converted", "[ops][factory]") {
+  // m = torch.zeros(2, 3); m[:, :2] = torch.tensor([1.5, -2.5])  -> a slice view, then copy_
+  Tensor<float> m = zeros<float>(Dims{2, 3});
+  const AnyTensor view(m.narrow(1, 0, 2));
+  const AnyTensor r = by_name("aten::copy_", {view, AnyTensor(make<double>({1.5, -2.5}, Dims{2})), false});
+  CHECK(r.storage() == view.storage());
+  check_values(m, {1.5, -2.5, 0, 1.5, -2.5, 0});
+  // into an int64 self, a float src truncates: torch.zeros(3, dtype=torch.long).copy_(torch.tensor([1.9, -1.9, 7.0]))
+  Tensor<int64_t> i = zeros<int64_t>(Dims{3});
+  by_name("aten::copy_", {AnyTensor(i), AnyTensor(make<float>({1.9f, -1.9f, 7.0f}, Dims{3}))});
+  check_values(i, {1, -1, 7});
+  // src must broadcast to self's shape, never the other way
+  CHECK_THAT(message_of<ShapeError>([&] { by_name("aten::copy_", {AnyTensor(i), AnyTensor(zeros<float>(Dims{2, 3}))}); }),
+             Catch::Contains("aten::copy_: src [2, 3] does not broadcast to self's shape [3]"));
+  // s = torch.arange(4.).reshape(2, 2); s.masked_fill_(torch.tensor([True, False]), -1) -> [[-1, 1], [-1, 3]]
+  Tensor<float> s = make<float>({0, 1, 2, 3}, Dims{2, 2});
+  const AnyTensor mask(make<bool>({true, false}, Dims{2}));
+  const AnyTensor f = by_name("aten::masked_fill_", {AnyTensor(s), mask, int64_t(-1)});
+  CHECK(f.storage() == AnyTensor(s).storage());
+  check_values(s, {-1, 1, -1, 3});
+  CHECK_THAT(message_of<ShapeError>([&] {
+               by_name("aten::masked_fill_", {AnyTensor(make<float>({0, 1}, Dims{2})), AnyTensor(make<bool>({true, false, true, false}, Dims{2, 2})), 1.0});
+             }),
+             Catch::Contains("aten::masked_fill_: mask [2, 2] broadcasts self [2] to [2, 2]"));
+}
+
 TEST_CASE("factory ops: errors name the op, the size and the operands", "[ops][factory]") {
   const AnyTensor self(make<float>({1, 2}, Dims{2}));
   CHECK_THAT(message_of<ShapeError>([&] { by_name("aten::zeros", {std::vector<int64_t>{2, -1}}); }),

@@ -7,10 +7,13 @@
 #include <functional>  // std::function
 #include <span>     // std::span
 #include <string>   // std::string
+#include <type_traits>  // std::is_integral_v, std::is_same_v
 #include <vector>   // std::vector
 
 #include "../core/errors.hpp"  // ShapeError, ValueError, TypeError
-#include "../ops/arith.hpp"    // add, sub, mul, div, floor_divide, remainder, pow
+#include "../ops/arith.hpp"    // add, sub, mul, div, floor_divide, remainder, pow, minimum, maximum
+#include "../ops/compare.hpp"  // eq ... ge, logical ops, where
+#include "../core/factories.hpp"  // arange
 #include "../ops/matmul.hpp"   // matmul
 #include "../ops/reduce.hpp"   // mean, sum, softmax, log_softmax
 #include "../ops/unary.hpp"    // activations
@@ -374,6 +377,139 @@ inline FloatTensor encoder_layer(OpContext& ctx) {
   return x;
 }
 
+/// The number `v` as element type `U` (an int exactly, a double converted as torch does).
+template <class U>
+U number_as(const Value& v) {
+  if constexpr (std::is_integral_v<U>) return v.is_double() ? U(v.to_double()) : U(v.to_int());
+  else return convert<U>(v.to_double());
+}
+
+/// A two-operand elementwise node of op struct `Op` (ops::BinaryGraphOps: comparisons,
+/// logical ops, minimum/maximum): operands promoted by torch's rule (binary_result_dtype, the
+/// lowering's too), the op's own kernel on that dtype; two numbers give a number (a bool for a
+/// predicate), as TorchScript's scalar overloads. **Errors:** TypeError for another operand
+/// kind or a dtype the op is not defined on (logical ops on every dtype; minimum/maximum not on
+/// bool).
+template <class Op>
+void binary_elementwise(OpContext& c, const char* name) {
+  const Value& a = c.arg(0, name);
+  const Value& b = c.arg(1, name);
+  if (!a.is_tensor() && !b.is_tensor()) {
+    if (!a.is_scalar() || !b.is_scalar())
+      throw TypeError(std::string(name) + ": unsupported operand kinds " + Value::kind_name(a.kind()) + " and " +
+                      Value::kind_name(b.kind()));
+    const bool ints = !a.is_double() && !b.is_double();
+    if (ints) {
+      const auto r = Op{}(a.to_int(), b.to_int());
+      c.out[0] = std::is_same_v<decltype(r), bool> ? Value(bool(r)) : Value(int64_t(r));
+    } else {
+      const auto r = Op{}(a.to_double(), b.to_double());
+      if constexpr (std::is_same_v<decltype(r), bool>) c.out[0] = Value(r);
+      else c.out[0] = Value(double(r));
+    }
+    return;
+  }
+  const ScalarType t = binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), a.is_tensor(),
+                                           b.is_tensor() ? b.any().dtype() : number_dtype(b), b.is_tensor(), false);
+  const AnyTensor x = operand_as(a, t, name), y = operand_as(b, t, name);
+  c.out[0] = Value(AnyTensor::dispatch(t, [&]<class U>(std::type_identity<U>) -> AnyTensor {
+    using R = typename Op::template result<U>;
+    if constexpr (std::is_same_v<R, bool> || !std::is_same_v<U, bool>) {
+      return AnyTensor(Tensor<R>(make_map(Op{}, x.get<U>(), y.get<U>())));
+    } else {
+      throw TypeError(std::string(name) + ": not defined for bool tensors (operands " +
+                      std::string(dtype_name(x.dtype())) + " " + to_string(x.sizes()) + " and " +
+                      std::string(dtype_name(y.dtype())) + " " + to_string(y.sizes()) + ")");
+    }
+  }));
+}
+
+/// torch.where(condition, self, other) (the `self`/`other` numbers or tensors; the condition a
+/// bool tensor, or uint8 as torch 1.13 accepts it): `self` and `other` promoted together by
+/// torch's rule, all three broadcast. **Errors:** TypeError for another condition dtype or
+/// operand kind; ShapeError for shapes that do not broadcast.
+inline void where_node(OpContext& c) {
+  const char* n = "aten::where";
+  const AnyTensor& cond = c.arg(0, n).any(n);
+  if (cond.dtype() != ScalarType::Bool && cond.dtype() != ScalarType::UInt8)
+    throw TypeError(std::string(n) + ": the condition must be a bool tensor, got " + std::string(dtype_name(cond.dtype())) +
+                    " " + to_string(cond.sizes()));
+  const Value& a = c.arg(1, n);
+  const Value& b = c.arg(2, n);
+  const ScalarType t = binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), a.is_tensor(),
+                                           b.is_tensor() ? b.any().dtype() : number_dtype(b), b.is_tensor(), false);
+  const Tensor<bool> m = ops::detail::to_dtype(cond, ScalarType::Bool).get<bool>();
+  const AnyTensor x = operand_as(a, t, n), y = operand_as(b, t, n);
+  (void)broadcast_shapes(broadcast_shapes(m.sizes(), x.sizes(), n), y.sizes(), n);
+  c.out[0] = Value(AnyTensor::dispatch(t, [&]<class U>(std::type_identity<U>) -> AnyTensor {
+    return AnyTensor(Tensor<U>(torchtpu::where(m, x.get<U>(), y.get<U>())));
+  }));
+}
+
+/// torch.arange's three overloads as traced graphs pass them: (end, dtype, layout, device,
+/// pin_memory), (start, end, dtype, ...), (start, end, step, dtype, ...). Without a dtype the
+/// result is int64 when every bound is an int, else float32 (torch's default dtype); the values
+/// are core/factories.hpp's `arange`. **Errors:** as `arange` (a zero or wrong-signed step, a
+/// bound that is not finite); TypeError for a dtype without a counterpart.
+inline void arange_node(OpContext& c) {
+  const char* n = "aten::arange";
+  const size_t k = c.in.size();
+  const size_t bounds = k >= 7 ? 3 : k == 6 ? 2 : 1;
+  double start = 0, end = 0, step = 1;
+  bool ints = true;
+  auto read = [&](size_t i) {
+    const Value& v = c.arg(i, n);
+    if (v.is_tensor()) ints = ints && !is_floating(v.any().dtype());
+    else ints = ints && !v.is_double();
+    return v.to_double(n);
+  };
+  if (bounds == 1) end = read(0);
+  else {
+    start = read(0);
+    end = read(1);
+    if (bounds == 3) step = read(2);
+  }
+  ScalarType t = ints ? ScalarType::Int64 : ScalarType::Float;
+  if (k > bounds && !c.in[bounds]->is_none()) t = ops::detail::from_torch_dtype(c.in[bounds]->to_int(n), n);
+  c.out[0] = Value(AnyTensor::dispatch(t, [&]<class U>(std::type_identity<U>) -> AnyTensor {
+    return AnyTensor(torchtpu::arange<U>(start, end, step));
+  }));
+}
+
+/// aten::max / aten::min, by overload: (self, other) the elementwise maximum/minimum
+/// (`Pair`, NaN propagating); (self) the reduction over every element (a 0-dim tensor);
+/// (self, dim, keepdim) the values and their indices along `dim` (the first index of the
+/// extreme, NaN counting as the extreme, as torch). **Errors:** as the ops; IndexError for a dim
+/// out of range.
+template <class Pair, bool is_max>
+void max_min_node(OpContext& c, const char* n) {
+  if (c.in.size() >= 2 && c.in[1]->is_tensor()) {
+    binary_elementwise<Pair>(c, n);
+    return;
+  }
+  const AnyTensor& x = c.arg(0, n).any(n);
+  if (c.in.size() == 1) {
+    if (x.numel() == 0) throw ValueError(std::string(n) + ": the reduction of an empty tensor " + to_string(x.sizes()) + " has no identity");
+    c.out[0] = Value(x.visit([&]<class U>(const Tensor<U>& t) -> AnyTensor {
+      if constexpr (is_max) return AnyTensor(Tensor<U>(torchtpu::max(t)));
+      else return AnyTensor(Tensor<U>(torchtpu::min(t)));
+    }));
+    return;
+  }
+  const int64_t d = wrap_dim(c.arg(1, n).to_int(n), x.dim(), n);
+  const bool keep = c.in.size() > 2 && c.in[2]->to_bool(n);
+  if (x.sizes()[size_t(d)] == 0) throw IndexError(std::string(n) + ": dimension " + std::to_string(d) + " of " + to_string(x.sizes()) + " is empty");
+  x.visit([&]<class U>(const Tensor<U>& t) {
+    if constexpr (is_max) {
+      c.out[0] = Value(AnyTensor(Tensor<U>(torchtpu::max(t, Dims{d}, keep))));
+      if (c.out.size() > 1) c.out[1] = Value(AnyTensor(Tensor<int64_t>(torchtpu::argmax(t, d, keep))));
+    } else {
+      c.out[0] = Value(AnyTensor(Tensor<U>(torchtpu::min(t, Dims{d}, keep))));
+      if (c.out.size() > 1) c.out[1] = Value(AnyTensor(Tensor<int64_t>(torchtpu::argmin(t, d, keep))));
+    }
+  });
+}
+
 }  // namespace builtin
 
 /// Registers every built-in op into `r` (called once, by `registry()`). Inline, unless the
@@ -651,6 +787,14 @@ inline void register_builtin_ops(Registry& r) {
     def(id, [id](OpContext& c) { c.out[0] = c.arg(0, id); });
 
   // ---- elementwise -------------------------------------------------------------------------
+  // comparisons, logical ops, minimum/maximum: one dtype-generic entry per op struct
+  ops::BinaryGraphOps::for_each([&def]<class Op>(std::type_identity<Op>) {
+    def(Op::aten.data(), [](OpContext& c) { binary_elementwise<Op>(c, Op::aten.data()); });
+  });
+  def("aten::max", [](OpContext& c) { max_min_node<MaximumOp, true>(c, "aten::max"); });
+  def("aten::min", [](OpContext& c) { max_min_node<MinimumOp, false>(c, "aten::min"); });
+  def("aten::where", where_node);
+  def_fold("aten::arange", arange_node);
   struct BinDef { const char* name; Bin op; bool reverse, in_place, alpha, mode; };
   for (const BinDef& b : {BinDef{"aten::add", Bin::Add, false, false, true, false},
                           BinDef{"aten::add_", Bin::Add, false, true, true, false},

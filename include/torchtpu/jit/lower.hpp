@@ -12,6 +12,7 @@
 #include <string>      // std::string
 #include <string_view> // std::string_view
 #include <type_traits> // std::is_base_of_v
+#include <utility>     // std::pair
 #include <vector>      // std::vector
 
 #include "../core/errors.hpp"           // UnsupportedOperator, ShapeError
@@ -124,6 +125,24 @@ sh::Value lower_unary(sh::Builder& b, const Op& op, sh::Value x) {
     constexpr std::string_view prefix = "stablehlo.";
     if (Op::hlo == "chlo.erf") return b.unary("erf", x);
     if (Op::hlo.substr(0, prefix.size()) == prefix) return b.unary(Op::hlo.substr(prefix.size()), x);
+    throw UnsupportedOperator(std::string(Op::aten) + " has no StableHLO lowering");
+  }
+}
+
+/// Two-operand elementwise op struct `op` on `x` and `y` (same dtype and shape): the struct's
+/// own `lower` hook, else its `hlo` name, a comparison direction ("EQ".."GE") or a StableHLO op
+/// ("stablehlo.maximum") — the names the eager devices lower by (device/lower.hpp).
+/// **Errors:** UnsupportedOperator when the op has neither.
+template <class Op>
+sh::Value lower_binary(sh::Builder& b, const Op& op, const sh::Value& x, const sh::Value& y) {
+  if constexpr (requires(sh::Builder& bb, const sh::Value* v) { op.lower(bb, v); }) {
+    const sh::Value xs[2] = {x, y};
+    return op.lower(b, xs);
+  } else {
+    constexpr std::string_view prefix = "stablehlo.";
+    for (std::string_view d : {"EQ", "NE", "LT", "LE", "GT", "GE"})
+      if (Op::hlo == d) return b.compare(d, x, y);
+    if (Op::hlo.substr(0, prefix.size()) == prefix) return b.binary(Op::hlo.substr(prefix.size()), x, y);
     throw UnsupportedOperator(std::string(Op::aten) + " has no StableHLO lowering");
   }
 }
@@ -403,6 +422,39 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         c.out[0] = LValue::of(bin(c.b, bb.op, x, y));
       };
     }
+    // comparisons, logical ops, minimum/maximum (ops::BinaryGraphOps): the cpu kernel's
+    // promotion (binary_result_dtype), broadcast, the op struct's lowering
+    auto binary_op = []<class Op>(std::type_identity<Op>) {
+      return [](LowerContext& c) {
+        const ScalarType t = binary_result_dtype(dtype_of_lvalue(*c.in.at(0)), is_tensor_lvalue(*c.in[0]),
+                                                 dtype_of_lvalue(*c.in.at(1)), is_tensor_lvalue(*c.in[1]), false);
+        if (t == ScalarType::Bool && !std::is_same_v<typename Op::template result<bool>, bool>)
+          throw TypeError(std::string(Op::aten) + ": not defined for bool tensors");
+        const sh::Value x = as_dtype(c, 0, t), y = as_dtype(c, 1, t);
+        const auto d = bshape(x.dims, y.dims);
+        c.out[0] = LValue::of(lower_binary(c.b, Op{}, bcast(c.b, x, d), bcast(c.b, y, d)));
+      };
+    };
+    ops::BinaryGraphOps::for_each([&]<class Op>(std::type_identity<Op> id) { r[std::string(Op::aten)] = binary_op(id); });
+    // aten::max / aten::min: the (self, other) overload (the reductions run on the cpu only)
+    for (const std::pair<const char*, const char*>& p : {std::pair{"aten::max", "aten::maximum"}, std::pair{"aten::min", "aten::minimum"}}) {
+      const GraphLowering f = r.at(p.second);
+      const char* n = p.first;
+      r[n] = [f, n](LowerContext& c) {
+        if (c.in.size() != 2 || !is_tensor_lvalue(*c.in[1]))
+          throw UnsupportedOperator(std::string(n) + ": only the (self, other) overload is lowered; the reductions run on the cpu");
+        f(c);
+      };
+    }
+    r["aten::where"] = [](LowerContext& c) {
+      const ScalarType t = binary_result_dtype(dtype_of_lvalue(*c.in.at(1)), is_tensor_lvalue(*c.in[1]),
+                                               dtype_of_lvalue(*c.in.at(2)), is_tensor_lvalue(*c.in[2]), false);
+      sh::Value m = c.dev(0);
+      if (m.dtype != ScalarType::Bool) m = c.b.convert(m, ScalarType::Bool);
+      const sh::Value x = as_dtype(c, 1, t), y = as_dtype(c, 2, t);
+      const auto d = bshape(bshape(m.dims, x.dims), y.dims);
+      c.out[0] = LValue::of(c.b.select(bcast(c.b, m, d), bcast(c.b, x, d), bcast(c.b, y, d)));
+    };
     // dtype conversions: aten::to's overloads (self, dtype, ...), (self, device, dtype, ...),
     // (self, other, ...), as the cpu kernel reads them (builtin_ops.hpp); aten::type_as
     r["aten::to"] = [](LowerContext& c) {

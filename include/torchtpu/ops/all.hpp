@@ -22,8 +22,8 @@
 #include "norm.hpp"      // LayerNormOp, RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp
 #include "loss.hpp"      // LogSoftmaxOp, MseLossOp, NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp, EmbeddingBagOp
 #include "linalg.hpp"    // EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp, LerpOp, NanToNumOp
-#include "factory.hpp"   // ZerosLikeOp, OnesLikeOp, FullLikeOp, EmptyLikeOp, NewZerosOp, NewOnesOp, NewFullOp, NewEmptyOp, ZerosOp, OnesOp, FullOp, EmptyOp, FillOp, ZeroOp
-#include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp
+#include "factory.hpp"   // ZerosLikeOp, OnesLikeOp, FullLikeOp, EmptyLikeOp, NewZerosOp, NewOnesOp, NewFullOp, NewEmptyOp, ZerosOp, OnesOp, FullOp, EmptyOp, FillOp, ZeroOp, CopyInplaceOp
+#include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp, EmbeddingOp
 #include "reduce.hpp"    // reduction op structs
 #include "resize.hpp"    // UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp, UpsampleBilinear2dOp
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
@@ -79,9 +79,14 @@ using ElementwiseOps = OpList<
 using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, ErfOp,
                         LogicalNotOp, FloorOp, CeilOp, TruncOp, RoundOp, SignOp, IsnanOp, IsinfOp, IsfiniteOp>;
 
+/// The two-operand elementwise ops model graphs register by their aten names with a
+/// dtype-generic kernel and lowering (jit/builtin_ops.hpp, jit/lower.hpp): comparisons and
+/// logical ops (bool results), minimum and maximum (the promoted dtype).
+using BinaryGraphOps = OpList<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp, LogicalAndOp, LogicalOrOp, MinimumOp, MaximumOp>;
+
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
-                          TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, OneHotOp, EmbeddingOp, PadOp,
+                          TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp, EmbeddingOp, PadOp,
                           ConstantPadNdOp, CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp, LayerNormOp,
                           RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp, LogSoftmaxOp, MseLossOp,
                           NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp,
@@ -94,7 +99,7 @@ using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, Flip
                           AvgPool1dOp, AdaptiveAvgPool1dOp, MaxPool2dWithIndicesOp, MaxPool1dWithIndicesOp,
                           AdaptiveMaxPool2dOp, AdaptiveMaxPool1dOp, ZerosLikeOp, OnesLikeOp, FullLikeOp,
                           EmptyLikeOp, NewZerosOp, NewOnesOp, NewFullOp, NewEmptyOp, ZerosOp, OnesOp, FullOp,
-                          EmptyOp, FillOp, ZeroOp>;
+                          EmptyOp, FillOp, ZeroOp, CopyInplaceOp>;
 
 // Definitions that walk every op: inline in a header-only program; in a TORCHTPU_SEPARATE_OPS
 // program declared here and defined once, in src/ops/library.cpp (TORCHTPU_OPS_LIBRARY_TU).

@@ -1,7 +1,7 @@
 // torchtpu/ops/factory.hpp — the tensor-creating ops of model graphs (library ops, ops/library.hpp):
 // `zeros`, `ones`, `full`, `empty` (a size list), their `new_*` forms (a size list, `self`'s dtype
 // and device), their `*_like` forms (`self`'s shape, dtype and device), and the in-place
-// `fill_` and `zero_`. Hugging Face models trace `zeros_like(input_ids)` for token types and
+// `fill_` and `zero_`, and `copy_` (a traced `x[..., :n] = y` writes `y` through a view). Hugging Face models trace `zeros_like(input_ids)` for token types and
 // `full`/`ones` for masks; torchvision's Swin traces `new_zeros` + `fill_` for its shift mask.
 //
 // One rule for all of them (FactoryRule): a shape, a dtype and one fill value. The value is
@@ -407,6 +407,56 @@ struct ZeroOp : detail::FactoryRule<ZeroOp, true> {
   static Args args(const R&) { return Args{Dims{}, ScalarType::Float, false, detail::FillValue{}}; }
 };
 TORCHTPU_LIBRARY_OP(ZeroOp);
+
+/// `src` written into `self`, in place (Tensor.copy_): `src` broadcast to `self`'s shape and
+/// converted to its dtype (float → int truncates, as torch). A traced slice assignment
+/// `mask[..., :n] = y` is an aten::slice view of the base, then copy_ into it: on the cpu the
+/// view shares the base's storage; a compiled model takes it where the view covers the whole
+/// base, and refuses a write through a narrower view (jit/lower.hpp).
+///
+/// **Shapes:** `self: [...]`, `src` broadcastable to it → `self`'s shape. **Dtypes:** all eight,
+/// in any combination (the result is `self`'s). **Errors:** ShapeError when `src` does not
+/// broadcast to `self`'s shape. **Source:** torch.Tensor.copy_. **Lowering:** convert,
+/// broadcast_in_dim.
+struct CopyInplaceOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "copy_", aten = "aten::copy_", api = "";
+  static constexpr std::string_view schema = "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)";
+  ///@}
+  /// Writes its result into operand 0.
+  static constexpr bool in_place = true;
+  /// The result's dtypes: all eight.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments: none (`non_blocking` has no meaning on the cpu).
+  struct Args {};
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R&) { return Args{}; }
+  /// `src` is converted to `self`'s dtype.
+  static ScalarType operand_dtype(size_t, ScalarType, ScalarType result) { return result; }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args&) {
+    if (broadcast_shapes(in[0].sizes, in[1].sizes, aten) != in[0].sizes)
+      throw ShapeError("aten::copy_: src " + to_string(in[1].sizes) + " does not broadcast to self's shape " +
+                       to_string(in[0].sizes) + " (operands " + describe(in) + ")");
+    return TensorMeta{in[0].dtype, in[0].sizes, Device{}, true};
+  }
+  /// CPU kernel: `src` broadcast into the result.
+  template <element T>
+  static void cpu(std::span<const AnyTensor> in, const Args&, Tensor<T>& out) {
+    if (out.numel()) out.copy_(in[1].get<T>().expand(out.sizes()));
+  }
+  /// StableHLO: `src` (converted by the caller) broadcast to `self`'s shape.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args&, const Dims& out) {
+    if (in[1].dims == detail::vec(out)) return in[1];
+    std::vector<int64_t> bd;
+    for (size_t e = 0; e < in[1].dims.size(); ++e) bd.push_back(static_cast<int64_t>(out.size() - in[1].dims.size() + e));
+    return b.broadcast_in_dim(in[1], detail::vec(out), bd);
+  }
+};
+TORCHTPU_LIBRARY_OP(CopyInplaceOp);
 
 }  // namespace torchtpu::ops
 

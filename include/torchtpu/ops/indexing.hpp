@@ -712,6 +712,32 @@ struct MaskedFillOp {
   }
 };
 
+/// `masked_fill` in place (Tensor.masked_fill_): `value` written into `self` where `mask` is
+/// true; `self` is returned. Attention code traces to it (`scores.masked_fill_(mask, min)`).
+///
+/// **Shapes:** `mask` broadcasts to `self`'s shape; `self` keeps its shape. **Dtypes:** as
+/// MaskedFillOp. **Errors:** as MaskedFillOp; ShapeError when the broadcast shape is not
+/// `self`'s (torch: "output with shape ... doesn't match the broadcast shape").
+/// **Source:** torch.Tensor.masked_fill_. **Lowering:** MaskedFillOp's; the graph rebinds `self`.
+struct MaskedFillInplaceOp : MaskedFillOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "masked_fill_", aten = "aten::masked_fill_";
+  static constexpr std::string_view schema =
+      "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)";
+  ///@}
+  /// Writes its result into operand 0.
+  static constexpr bool in_place = true;
+  /// Dtype and shape rule: MaskedFillOp's, the result keeping `self`'s shape.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    TensorMeta m = MaskedFillOp::infer(in, a);
+    if (m.sizes != in[0].sizes)
+      throw ShapeError("aten::masked_fill_: mask " + to_string(in[1].sizes) + " broadcasts self " +
+                       to_string(in[0].sizes) + " to " + to_string(m.sizes) + "; in place, self's shape cannot change");
+    return m;
+  }
+};
+
 /// One-hot rows of the class indices in `self` (torch.nn.functional.one_hot).
 ///
 /// **Shapes:** `self: [...]` → `[..., num_classes]`; `num_classes = -1` uses `max(self) + 1`
@@ -801,6 +827,7 @@ TORCHTPU_LIBRARY_OP(TakeAlongDimOp);
 TORCHTPU_LIBRARY_OP(ScatterOp);
 TORCHTPU_LIBRARY_OP(ScatterAddOp);
 TORCHTPU_LIBRARY_OP(MaskedFillOp);
+TORCHTPU_LIBRARY_OP(MaskedFillInplaceOp);
 TORCHTPU_LIBRARY_OP(OneHotOp);
 TORCHTPU_LIBRARY_OP(EmbeddingOp);
 

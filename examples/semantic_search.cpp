@@ -72,9 +72,11 @@ class Embedder {
       const int64_t b = std::min(batch_, n - s);
       int64_t len = 1;  // the batch's longest row
       const Tensor<int64_t> mb = mask.narrow(0, s, b);
+      const Tensor<int64_t> mc = mb.contiguous();  // the rows read in place (one pass, no per-element views)
+      const int64_t* mp = mc.data_ptr();
       for (int64_t i = 0; i < b; ++i)
-        for (int64_t j = 0; j < mb.size(1); ++j)
-          if (mb[i][j].item() != 0) len = std::max(len, j + 1);
+        for (int64_t j = 0; j < mc.size(1); ++j)
+          if (mp[i * mc.size(1) + j] != 0) len = std::max(len, j + 1);
       if (client_) len = std::min<int64_t>(mb.size(1), (len + 7) / 8 * 8);
       const Tensor<int64_t> x = ids.narrow(0, s, b).narrow(1, 0, len).contiguous();
       const Tensor<int64_t> xm = mb.narrow(1, 0, len).contiguous();

@@ -359,6 +359,44 @@ TEST_CASE("jit: aten::max/min reductions, arange overloads, masked_fill_ shape r
   CHECK(r[3].tensor().sizes() == Dims{4});
   CHECK(r[3].tensor().data_ptr()[3] == 1.75f);
 
+  Graph q;  // int64 in place (a relative-position bucket: n = ids.clone(); n.add_(3)), bitwise_not of a bool mask
+  const int ids = q.add_input("ids");
+  const int one = q.add_constant(Value(int64_t(1)));
+  const int nc = q.add_node("aten::clone", {ids, q.add_constant(Value())}, 1, "n0")[0];
+  const int added = q.add_node("aten::add_", {nc, q.add_constant(Value(int64_t(3))), one}, 1, "n1")[0];
+  const int iz = q.add_node("aten::eq", {ids, q.add_constant(Value(int64_t(0)))}, 1, "n2")[0];
+  const int nz = q.add_node("aten::bitwise_not", {iz}, 1, "n3")[0];
+  const int bad = q.add_node("aten::add_", {nc, q.add_constant(Value(0.5)), one}, 1, "n4")[0];
+  q.set_outputs({added, nz, bad});
+  q.finalize();
+  torchtpu::Tensor<int64_t> idt = torchtpu::Tensor<int64_t>::empty(Dims{3});
+  idt.data_ptr()[0] = 0, idt.data_ptr()[1] = 5, idt.data_ptr()[2] = -2;
+  // int64 += 0.5: torch refuses ("result type Float can't be cast to the desired output type Long")
+  CHECK_THROWS_WITH(q.run({Value(idt)}), Catch::Contains("aten::add_") && Catch::Contains("float32"));
+  Graph q2;
+  const int ids2 = q2.add_input("ids");
+  const int nc2 = q2.add_node("aten::clone", {ids2, q2.add_constant(Value())}, 1, "n0")[0];
+  const int added2 = q2.add_node("aten::add_", {nc2, q2.add_constant(Value(int64_t(3))), q2.add_constant(Value(int64_t(1)))}, 1, "n1")[0];
+  const int iz2 = q2.add_node("aten::eq", {ids2, q2.add_constant(Value(int64_t(0)))}, 1, "n2")[0];
+  const int nz2 = q2.add_node("aten::bitwise_not", {iz2}, 1, "n3")[0];
+  // torch.tensor(ids.size(0), dtype=torch.float): aten::size -> prim::NumToTensor -> aten::to
+  const int sz = q2.add_node("aten::size", {ids2, q2.add_constant(Value(int64_t(0)))}, 1, "n4")[0];
+  const int st = q2.add_node("prim::NumToTensor", {sz}, 1, "n5")[0];
+  const int sf = q2.add_node("aten::to", {st, q2.add_constant(Value(int64_t(6))), q2.add_constant(Value(false)),
+                                          q2.add_constant(Value(false)), q2.add_constant(Value())}, 1, "n6")[0];
+  q2.set_outputs({added2, nz2, sf});
+  q2.finalize();
+  const std::vector<Value> qr = q2.run({Value(idt)});
+  REQUIRE(qr[0].any().dtype() == torchtpu::ScalarType::Int64);
+  CHECK(qr[0].any().get<int64_t>().data_ptr()[0] == 3);
+  CHECK(qr[0].any().get<int64_t>().data_ptr()[2] == 1);
+  CHECK(idt.data_ptr()[1] == 5);  // the clone was written, not the input
+  CHECK(!qr[1].any().get<bool>().data_ptr()[0]);
+  CHECK(qr[1].any().get<bool>().data_ptr()[1]);
+  REQUIRE(qr[2].any().dtype() == torchtpu::ScalarType::Float);
+  CHECK(qr[2].tensor().dim() == 0);
+  CHECK(qr[2].tensor().data_ptr()[0] == 3.0f);
+
   Graph h;  // in place, the mask may not grow self: [3] masked by [2, 3]
   const int s = h.add_input("s"), m = h.add_input("m");
   const int o = h.add_node("aten::masked_fill_", {s, m, h.add_constant(Value(1.0))}, 1, "n0")[0];
@@ -368,4 +406,87 @@ TEST_CASE("jit: aten::max/min reductions, arange overloads, masked_fill_ shape r
   for (int i = 0; i < 6; ++i) mt.data_ptr()[i] = i % 2 == 0;
   CHECK_THROWS_WITH(h.run({Value(FloatTensor::empty(Dims{3})), Value(mt)}),
                     Catch::Contains("aten::masked_fill_") && Catch::Contains("[2, 3]"));
+}
+
+TEST_CASE("jit lower: glu, softplus, repeat_interleave, reshape_as, square, __and__; eye, argmax, neg of an int (cpu)",
+          "[jit][pjrt]") {
+  // g = glu(x, -1); s = softplus(x[:, :2], 2, 1); r = repeat_interleave(x, 2, 0); v = x.reshape_as(w);
+  // q = square(x); a = (x > 0) & (x < 3)
+  Graph g;
+  const int x = g.add_input("x"), w = g.add_input("w");
+  auto c = [&](Value v) { return g.add_constant(std::move(v)); };
+  const int glu = g.add_node("aten::glu", {x, c(Value(int64_t(-1)))}, 1, "n0")[0];
+  const int sp = g.add_node("aten::softplus", {x, c(Value(2.0)), c(Value(1.0))}, 1, "n1")[0];
+  const int rep = g.add_node("aten::repeat_interleave", {x, c(Value(int64_t(2))), c(Value(int64_t(0))), c(Value())}, 1, "n2")[0];
+  const int ra = g.add_node("aten::reshape_as", {x, w}, 1, "n3")[0];
+  const int sq = g.add_node("aten::square", {x}, 1, "n4")[0];
+  const int p = g.add_node("aten::gt", {x, c(Value(int64_t(0)))}, 1, "n5")[0];
+  const int l = g.add_node("aten::lt", {x, c(Value(int64_t(3)))}, 1, "n6")[0];
+  const int a = g.add_node("aten::__and__", {p, l}, 1, "n7")[0];
+  const int lr = g.add_node("aten::leaky_relu", {x, c(Value(0.1))}, 1, "n8")[0];
+  const int ac = g.add_node("aten::addcmul", {w, w, w, c(Value(0.5))}, 1, "n9")[0];  // w + 0.5 w^2
+  g.set_outputs({glu, sp, rep, ra, sq, a, lr, ac});
+  g.finalize();
+  FloatTensor xt = FloatTensor::empty(Dims{2, 4});
+  const float xv[8] = {1, -2, 0.5f, 4, 3, 0.25f, -1, 2};
+  for (int i = 0; i < 8; ++i) xt.data_ptr()[i] = xv[i];
+  FloatTensor wt = FloatTensor::empty(Dims{4, 2});
+  for (int i = 0; i < 8; ++i) wt.data_ptr()[i] = float(i) - 3.5f;
+  const std::vector<Value> cpu = g.run({Value(xt), Value(wt)});
+  // by hand (float64 formulas): glu row r = x[r, :2] * sigmoid(x[r, 2:])
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 2; ++k) {
+      const double want = xv[r * 4 + k] / (1 + std::exp(-double(xv[r * 4 + 2 + k])));
+      CHECK(std::abs(cpu[0].tensor().data_ptr()[r * 2 + k] - want) < 1e-6);
+    }
+  for (int i = 0; i < 8; ++i) {  // softplus(β=2, threshold=1): x where 2x > 1, else log1p(e^(2x)) / 2
+    const double want = 2.0 * xv[i] > 1.0 ? xv[i] : std::log1p(std::exp(2.0 * xv[i])) / 2.0;
+    CHECK(std::abs(cpu[1].tensor().data_ptr()[i] - want) < 1e-6);
+    CHECK(cpu[4].tensor().data_ptr()[i] == xv[i] * xv[i]);
+    CHECK(cpu[5].any().get<bool>().data_ptr()[i] == (xv[i] > 0 && xv[i] < 3));
+  }
+  for (int i = 0; i < 8; ++i) {
+    CHECK(cpu[6].tensor().data_ptr()[i] == (xv[i] > 0 ? xv[i] : 0.1f * xv[i]));
+    const float wv = float(i) - 3.5f;
+    CHECK(std::abs(cpu[7].tensor().data_ptr()[i] - (wv + 0.5 * wv * wv)) < 1e-6);
+  }
+  REQUIRE(cpu[2].tensor().sizes() == Dims{4, 4});  // rows 0, 0, 1, 1
+  CHECK(cpu[2].tensor().data_ptr()[4 + 3] == 4.0f);
+  CHECK(cpu[2].tensor().data_ptr()[8] == 3.0f);
+  CHECK(cpu[3].tensor().sizes() == Dims{4, 2});
+
+  using torchtpu::AnyTensor;
+  using torchtpu::ScalarType;
+  torchtpu::jit::DeviceProgram dp(g, {ScalarType::Float, ScalarType::Float}, {Dims{2, 4}, Dims{4, 2}}, emulator());
+  const std::vector<AnyTensor> got = dp.run_any({AnyTensor(xt), AnyTensor(wt)});
+  REQUIRE(got.size() == 8);
+  CHECK(max_rel(got[6].get<float>(), cpu[6].tensor()) == 0.0);
+  CHECK(max_rel(got[7].get<float>(), cpu[7].tensor()) < 1e-6);
+  CHECK(max_rel(got[0].get<float>(), cpu[0].tensor()) < 1e-6);
+  CHECK(max_rel(got[1].get<float>(), cpu[1].tensor()) < 1e-6);
+  for (int o = 2; o < 5; ++o) CHECK(max_rel(got[size_t(o)].get<float>(), cpu[size_t(o)].tensor()) == 0.0);
+  for (int i = 0; i < 8; ++i) CHECK(got[5].get<bool>().contiguous().data_ptr()[i] == cpu[5].any().get<bool>().data_ptr()[i]);
+
+  // cpu only: eye(2, 3), argmax over all and along dim 1, neg of an int (shape arithmetic)
+  Graph h;
+  const int y = h.add_input("y");
+  auto k = [&](Value v) { return h.add_constant(std::move(v)); };
+  const int eye = h.add_node("aten::eye", {k(Value(int64_t(2))), k(Value(int64_t(3))), k(Value()), k(Value()), k(Value()), k(Value())}, 1, "m0")[0];
+  const int am = h.add_node("aten::argmax", {y, k(Value()), k(Value(false))}, 1, "m1")[0];
+  const int am1 = h.add_node("aten::argmax", {y, k(Value(int64_t(1))), k(Value(true))}, 1, "m2")[0];
+  const int sz = h.add_node("aten::size", {y, k(Value(int64_t(1)))}, 1, "m3")[0];
+  const int ng = h.add_node("aten::neg", {sz}, 1, "m4")[0];
+  const int nt = h.add_node("prim::NumToTensor", {ng}, 1, "m5")[0];
+  const int ntf = h.add_node("aten::to", {nt, k(Value(int64_t(6))), k(Value(false)), k(Value(false)), k(Value())}, 1, "m6")[0];
+  h.set_outputs({eye, am, am1, ntf});
+  h.finalize();
+  const std::vector<Value> hr = h.run({Value(xt)});
+  REQUIRE(hr[0].any().dtype() == ScalarType::Float);
+  CHECK(hr[0].tensor().sizes() == Dims{2, 3});
+  const float eye_want[6] = {1, 0, 0, 0, 1, 0};
+  for (int i = 0; i < 6; ++i) CHECK(hr[0].tensor().data_ptr()[i] == eye_want[i]);
+  CHECK(hr[1].any().get<int64_t>().data_ptr()[0] == 3);  // 4 at flat index 3
+  CHECK(hr[2].any().sizes() == Dims{2, 1});
+  CHECK(hr[2].any().get<int64_t>().data_ptr()[1] == 0);  // row 1's maximum 3 at column 0
+  CHECK(hr[3].tensor().data_ptr()[0] == -4.0f);
 }

@@ -70,6 +70,17 @@ TEST_CASE("unary ops on non-contiguous and empty inputs", "[ops][unary]") {
   CHECK(e.numel() == 0);
 }
 
+TEST_CASE("square: floats, wrapping integers, bool, strided", "[ops][unary]") {
+  // torch.square: x * x (int64 overflow wraps as torch's multiplication does)
+  Tensor<float> m = {{1.5f, -2, 3}, {-4, 0.5f, -6}};
+  check_values(square(m.t()), {2.25, 16, 4, 0.25, 9, 36});
+  const Tensor<int64_t> big = {int64_t(3037000500), int64_t(-7)};  // 3037000500^2 > INT64_MAX
+  const Tensor<int64_t> sq = square(big);
+  CHECK(sq.data_ptr()[0] == int64_t(uint64_t(3037000500ull) * uint64_t(3037000500ull)));
+  CHECK(sq.data_ptr()[1] == 49);
+  check_values(square(Tensor<bool>{true, false}), {1, 0});
+}
+
 TEST_CASE("NaN passes through relu, clamp and abs", "[ops][unary][nan]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Tensor<float> x = {nan, -1.0f, 2.0f};

@@ -3,6 +3,7 @@
 // Covers what traced + frozen torch 1.13 MLPs, CNNs and transformers contain
 // (../shared/MODEL-OPS.md).
 #pragma once
+#include <algorithm>  // std::min
 #include <cmath>    // std::floor, std::fmod, std::pow
 #include <functional>  // std::function
 #include <span>     // std::span
@@ -13,7 +14,7 @@
 #include "../core/errors.hpp"  // ShapeError, ValueError, TypeError
 #include "../ops/arith.hpp"    // add, sub, mul, div, floor_divide, remainder, pow, minimum, maximum
 #include "../ops/compare.hpp"  // eq ... ge, logical ops, where
-#include "../core/factories.hpp"  // arange
+#include "../core/factories.hpp"  // arange, zeros
 #include "../ops/matmul.hpp"   // matmul
 #include "../ops/reduce.hpp"   // mean, sum, softmax, log_softmax
 #include "../ops/unary.hpp"    // activations
@@ -148,15 +149,17 @@ inline AnyTensor operand_as(const Value& v, ScalarType dtype, const char* name) 
 }
 
 /// A binary node whose result is not float32 (integer arithmetic on ids and shapes, float64,
-/// float16, bfloat16), computed in the result dtype. **Errors:** TypeError for an in-place
-/// form or a fused activation (both float32 only so far).
+/// float16, bfloat16), computed in the result dtype. An in-place form (`add_`) writes the result
+/// into `a`, converted to its dtype where torch allows the cast (not float into an integer, not
+/// a number into bool), and returns `a`. **Errors:** TypeError for a fused activation (float32
+/// only so far) or a cast torch refuses; ShapeError when the result's shape is not `a`'s.
 inline void binary_any(OpContext& ctx, Bin op, const char* name, const Value& a, const Value& b, double alpha,
                        const std::string& mode, ScalarType r, bool in_place) {
-  if (in_place || ctx.epilogue.active())
-    throw TypeError(std::string(name) + ": in-place forms and fused activations compute in float32 only so far (" +
+  if (ctx.epilogue.active())
+    throw TypeError(std::string(name) + ": fused activations compute in float32 only so far (" +
                     std::string(dtype_name(r)) + " result)");
   const AnyTensor x = operand_as(a, r, name), y = operand_as(b, r, name);
-  ctx.out[0] = Value(AnyTensor::dispatch(r, [&]<class U>(std::type_identity<U>) -> AnyTensor {
+  AnyTensor res = AnyTensor::dispatch(r, [&]<class U>(std::type_identity<U>) -> AnyTensor {
     const Tensor<U>& tx = x.get<U>();
     Tensor<U> ty = y.get<U>();
     if (alpha != 1.0 && (op == Bin::Add || op == Bin::Sub)) ty = Tensor<U>(torchtpu::mul(ty, Tensor<U>(operand_as(Value(alpha), r, name).get<U>())));
@@ -198,7 +201,22 @@ inline void binary_any(OpContext& ctx, Bin op, const char* name, const Value& a,
       }
       throw ValueError("unknown binary op");
     }
-  }));
+  });
+  if (!in_place) {
+    ctx.out[0] = Value(std::move(res));
+    return;
+  }
+  const AnyTensor& self = a.any(name);
+  const ScalarType st = self.dtype();
+  if ((is_floating(r) && !is_floating(st)) || (r != ScalarType::Bool && st == ScalarType::Bool))
+    throw TypeError(std::string(name) + ": result type " + std::string(dtype_name(r)) + " can't be cast to the " +
+                    std::string(dtype_name(st)) + " tensor it writes into");
+  if (!(res.sizes() == self.sizes()))
+    throw ShapeError(std::string(name) + ": output with shape " + to_string(self.sizes()) +
+                     " doesn't match the broadcast shape " + to_string(res.sizes()));
+  const AnyTensor conv = ops::detail::to_dtype(res, st);
+  self.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(conv.get<U>()); });
+  ctx.out[0] = Value(self);
 }
 
 /// A binary node: `a op (alpha · b)`; `reverse` swaps the operands (rsub); `in_place` writes
@@ -402,6 +420,9 @@ void binary_elementwise(OpContext& c, const char* name) {
     if (ints) {
       const auto r = Op{}(a.to_int(), b.to_int());
       c.out[0] = std::is_same_v<decltype(r), bool> ? Value(bool(r)) : Value(int64_t(r));
+    } else if constexpr (requires { Op::integral_only; }) {
+      throw TypeError(std::string(name) + ": not defined for float operands (" + Value::kind_name(a.kind()) + ", " +
+                      Value::kind_name(b.kind()) + ")");
     } else {
       const auto r = Op{}(a.to_double(), b.to_double());
       if constexpr (std::is_same_v<decltype(r), bool>) c.out[0] = Value(r);
@@ -414,7 +435,10 @@ void binary_elementwise(OpContext& c, const char* name) {
   const AnyTensor x = operand_as(a, t, name), y = operand_as(b, t, name);
   c.out[0] = Value(AnyTensor::dispatch(t, [&]<class U>(std::type_identity<U>) -> AnyTensor {
     using R = typename Op::template result<U>;
-    if constexpr (std::is_same_v<R, bool> || !std::is_same_v<U, bool>) {
+    if constexpr (requires { Op::integral_only; } && !std::is_integral_v<U>) {
+      throw TypeError(std::string(name) + ": not defined for " + std::string(dtype_name(t)) +
+                      " tensors (bool and integers only)");
+    } else if constexpr (std::is_same_v<R, bool> || !std::is_same_v<U, bool>) {
       return AnyTensor(Tensor<R>(make_map(Op{}, x.get<U>(), y.get<U>())));
     } else {
       throw TypeError(std::string(name) + ": not defined for bool tensors (operands " +
@@ -508,6 +532,130 @@ void max_min_node(OpContext& c, const char* n) {
       if (c.out.size() > 1) c.out[1] = Value(AnyTensor(Tensor<int64_t>(torchtpu::argmin(t, d, keep))));
     }
   });
+}
+
+/// torch.repeat_interleave(self, int repeats, int? dim=None): each element repeated `repeats`
+/// times along `dim` (over the flattened tensor when None). The tensor-`repeats` overloads give
+/// a shape that depends on the data: refused. **Errors:** ValueError for repeats < 0 or a
+/// tensor `repeats` of more than one element; IndexError for a dim out of range.
+inline void repeat_interleave_node(OpContext& c) {
+  const char* n = "aten::repeat_interleave";
+  const Value& rv = c.arg(1, n);
+  int64_t r = 0;
+  if (rv.is_tensor()) {
+    const AnyTensor& t = rv.any();
+    if (t.numel() != 1)
+      throw ValueError(std::string(n) + ": a repeats tensor of " + to_string(t.sizes()) +
+                       " elements gives a data-dependent shape; only one count is supported");
+    r = ops::detail::to_dtype(t, ScalarType::Int64).get<int64_t>().contiguous().data_ptr()[0];
+  } else {
+    r = rv.to_int(n);
+  }
+  if (r < 0) throw ValueError(std::string(n) + ": repeats must be non-negative, got " + std::to_string(r));
+  const AnyTensor& x0 = c.arg(0, n).any(n);
+  const bool flat = c.in.size() < 3 || c.in[2]->is_none();
+  c.out[0] = Value(x0.visit([&]<class T>(const Tensor<T>& x) -> AnyTensor {
+    const Tensor<T> src = flat ? x.reshape(Dims{x.numel()}) : x;
+    const int64_t d = wrap_dim(flat ? 0 : c.in[2]->to_int(n), src.dim(), n);
+    Dims out = src.sizes();
+    Dims with_r;
+    for (int64_t i = 0; i < src.dim(); ++i) {
+      with_r.push_back(src.sizes()[size_t(i)]);
+      if (i == d) with_r.push_back(r);
+    }
+    out[size_t(d)] *= r;
+    return AnyTensor(src.unsqueeze(d + 1).expand(with_r).contiguous().reshape(out));
+  }));
+}
+
+/// torch.nn.functional.glu(x, dim=-1): the first half of `dim` times the sigmoid of the second.
+/// **Errors:** ShapeError when `dim`'s size is odd; TypeError for a non-float32 tensor.
+inline void glu_node(OpContext& c) {
+  const char* n = "aten::glu";
+  const FloatTensor& x = c.arg(0, n).tensor(n);
+  const int64_t d = wrap_dim(c.in.size() > 1 ? c.in[1]->to_int(n) : -1, x.dim(), n);
+  const int64_t size = x.sizes()[size_t(d)];
+  if (size % 2 != 0)
+    throw ShapeError(std::string(n) + ": halving dimension " + std::to_string(d) + " of " + to_string(x.sizes()) +
+                     " must be even");
+  c.out[0] = Value(FloatTensor(torchtpu::mul(x.narrow(d, 0, size / 2), torchtpu::sigmoid(x.narrow(d, size / 2, size / 2)))));
+}
+
+/// torch.nn.functional.softplus(x, beta=1, threshold=20): log(1 + e^(βx)) / β, and x itself
+/// where βx > threshold (torch's formula, aten/src/ATen/native/Activation.cpp). Float32.
+inline void softplus_node(OpContext& c) {
+  const char* n = "aten::softplus";
+  const FloatTensor& x = c.arg(0, n).tensor(n);
+  const float beta = c.in.size() > 1 ? float(c.in[1]->to_double(n)) : 1.0f;
+  const float th = c.in.size() > 2 ? float(c.in[2]->to_double(n)) : 20.0f;
+  const FloatTensor bx(torchtpu::mul(x, beta));
+  c.out[0] = Value(FloatTensor(torchtpu::where(torchtpu::gt(bx, th), x, torchtpu::div(torchtpu::log1p(torchtpu::exp(bx)), beta))));
+}
+
+/// torch.eye(n, m=n, dtype=None, ...): ones on the diagonal of an n × m matrix (float32 when no
+/// dtype is given). **Errors:** ValueError for a negative size.
+inline void eye_node(OpContext& c) {
+  const char* n = "aten::eye";
+  const int64_t rows = c.arg(0, n).to_int(n);
+  // eye(n, dtype, layout, device, pin_memory) or eye(n, m, dtype, ...): m is an int, dtype an int or None
+  const bool has_m = c.in.size() >= 6;
+  const int64_t cols = has_m ? c.arg(1, n).to_int(n) : rows;
+  if (rows < 0 || cols < 0)
+    throw ValueError(std::string(n) + ": sizes must be non-negative, got " + std::to_string(rows) + " x " + std::to_string(cols));
+  const size_t di = has_m ? 2 : 1;
+  const ScalarType t = c.in.size() > di && !c.in[di]->is_none() ? ops::detail::from_torch_dtype(c.in[di]->to_int(n), n)
+                                                                : ScalarType::Float;
+  c.out[0] = Value(AnyTensor::dispatch(t, [&]<class U>(std::type_identity<U>) -> AnyTensor {
+    Tensor<U> e = torchtpu::zeros<U>(Dims{rows, cols});
+    for (int64_t i = 0; i < std::min(rows, cols); ++i) e.data_ptr()[i * cols + i] = convert<U>(1);
+    return AnyTensor(e);
+  }));
+}
+
+/// torch.argmax / argmin(self, dim=None, keepdim=False): the first index of the extreme (NaN
+/// counts as the extreme), over the flattened tensor when `dim` is None. int64.
+template <bool is_max>
+void argextreme_node(OpContext& c, const char* n) {
+  const AnyTensor& x = c.arg(0, n).any(n);
+  const bool all = c.in.size() < 2 || c.in[1]->is_none();
+  const bool keep = c.in.size() > 2 && c.in[2]->to_bool(n);
+  if (x.numel() == 0) throw ValueError(std::string(n) + ": an empty tensor " + to_string(x.sizes()) + " has no extreme");
+  c.out[0] = Value(x.visit([&]<class U>(const Tensor<U>& t) -> AnyTensor {
+    if (all) {
+      const Tensor<U> f = t.reshape(Dims{t.numel()});
+      if constexpr (is_max) return AnyTensor(Tensor<int64_t>(torchtpu::argmax(f, 0, false)));
+      else return AnyTensor(Tensor<int64_t>(torchtpu::argmin(f, 0, false)));
+    }
+    const int64_t d = wrap_dim(c.in[1]->to_int(n), t.dim(), n);
+    if constexpr (is_max) return AnyTensor(Tensor<int64_t>(torchtpu::argmax(t, d, keep)));
+    else return AnyTensor(Tensor<int64_t>(torchtpu::argmin(t, d, keep)));
+  }));
+}
+
+/// torch.nn.functional.leaky_relu(x, negative_slope=0.01): x where x > 0, else slope · x (NaN
+/// stays NaN); `leaky_relu_` writes the result into x. Float32.
+inline void leaky_relu_node(OpContext& c, const char* n, bool in_place) {
+  const FloatTensor& x = c.arg(0, n).tensor(n);
+  const float slope = c.in.size() > 1 ? float(c.in[1]->to_double(n)) : 0.01f;
+  FloatTensor r(torchtpu::where(torchtpu::gt(x, 0.0f), x, torchtpu::mul(x, slope)));
+  if (in_place) {
+    FloatTensor(x).copy_(r);
+    c.out[0] = Value(x);
+  } else {
+    c.out[0] = Value(std::move(r));
+  }
+}
+
+/// torch.addcmul(self, tensor1, tensor2, *, value=1): self + value · tensor1 · tensor2, the three
+/// broadcast together. Float32. **Errors:** ShapeError for shapes that do not broadcast.
+inline void addcmul_node(OpContext& c) {
+  const char* n = "aten::addcmul";
+  const FloatTensor& s = c.arg(0, n).tensor(n);
+  const FloatTensor& a = c.arg(1, n).tensor(n);
+  const FloatTensor& b = c.arg(2, n).tensor(n);
+  const float v = c.in.size() > 3 ? float(c.in[3]->to_double(n)) : 1.0f;
+  (void)broadcast_shapes(broadcast_shapes(s.sizes(), a.sizes(), n), b.sizes(), n);
+  c.out[0] = Value(FloatTensor(torchtpu::add(s, torchtpu::mul(torchtpu::mul(a, b), v))));
 }
 
 }  // namespace builtin
@@ -659,7 +807,10 @@ inline void register_builtin_ops(Registry& r) {
   // memory_format). A device other than the cpu is refused: graphs run where their inputs are.
   def("aten::to", [](OpContext& c) {
     const char* n = "aten::to";
-    const AnyTensor& x = c.arg(0, n).any(n);
+    // a number: prim::NumToTensor passes numbers through (shape arithmetic stays on the host);
+    // here it becomes the 0-dim tensor torch made of it (`torch.tensor(x.size(-1), dtype=...)`)
+    const Value& x0 = c.arg(0, n);
+    const AnyTensor x = x0.is_scalar() && !x0.is_tensor() ? operand_as(x0, number_dtype(x0), n) : x0.any(n);
     const Value& a = c.arg(1, n);
     ScalarType want = x.dtype();
     size_t copy_at = 3;
@@ -755,6 +906,11 @@ inline void register_builtin_ops(Registry& r) {
     const Dims d = c.arg(1, n).to_dims(n);
     c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.expand(d); });
   });
+  for (const char* id : {"aten::reshape_as", "aten::view_as"})
+    def(id, [id](OpContext& c) {
+      const Dims d = c.arg(1, id).any(id).sizes();
+      c.out[0] = on_any(c.arg(0, id), id, [&](const auto& x) { return x.reshape(d); });
+    });
   def("aten::expand_as", [](OpContext& c) {
     const char* n = "aten::expand_as";
     const Dims d = c.arg(1, n).any(n).sizes();
@@ -790,7 +946,18 @@ inline void register_builtin_ops(Registry& r) {
   // comparisons, logical ops, minimum/maximum: one dtype-generic entry per op struct
   ops::BinaryGraphOps::for_each([&def]<class Op>(std::type_identity<Op>) {
     def(Op::aten.data(), [](OpContext& c) { binary_elementwise<Op>(c, Op::aten.data()); });
+    if constexpr (requires { Op::aten_alias; })  // `a & b` traces to aten::__and__
+      def(Op::aten_alias.data(), [](OpContext& c) { binary_elementwise<Op>(c, Op::aten_alias.data()); });
   });
+  def("aten::argmax", [](OpContext& c) { argextreme_node<true>(c, "aten::argmax"); });
+  def("aten::argmin", [](OpContext& c) { argextreme_node<false>(c, "aten::argmin"); });
+  def("aten::repeat_interleave", repeat_interleave_node);
+  def("aten::leaky_relu", [](OpContext& c) { leaky_relu_node(c, "aten::leaky_relu", false); });
+  def("aten::leaky_relu_", [](OpContext& c) { leaky_relu_node(c, "aten::leaky_relu_", true); }, false, true);
+  def("aten::addcmul", addcmul_node);
+  def("aten::glu", glu_node);
+  def("aten::softplus", softplus_node);
+  def_fold("aten::eye", eye_node);
   def("aten::max", [](OpContext& c) { max_min_node<MaximumOp, true>(c, "aten::max"); });
   def("aten::min", [](OpContext& c) { max_min_node<MinimumOp, false>(c, "aten::min"); });
   def("aten::where", where_node);

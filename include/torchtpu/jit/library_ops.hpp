@@ -9,6 +9,7 @@
 #include <type_traits>  // std::type_identity, std::is_empty_v
 #include <vector>       // std::vector
 
+#include "../core/factories.hpp"  // full (a number as a 0-dim tensor)
 #include "../ops/all.hpp"  // LibraryOps, ops::call_args, ops::Arg
 #include "../ops/region.hpp"  // region_op_id (UnaryOps that are region steps)
 #include "kernels.hpp"      // with_epilogue (fused activations)
@@ -33,9 +34,26 @@ inline ops::Arg to_arg(const Value& v) {
   return ops::Arg();
 }
 
+/// One-operand op struct `Op` (ops::UnaryOps) on a tensor of any dtype: the typed expression,
+/// the result dtype by the op's policy. **Errors:** TypeError for an `integral_only` op on a
+/// floating tensor.
+template <class Op>
+AnyTensor unary_any(const AnyTensor& x) {
+  return x.visit([]<class T>(const Tensor<T>& t) -> AnyTensor {
+    if constexpr (requires { Op::integral_only; } && !(std::is_integral_v<T>)) {
+      throw TypeError(std::string(Op::aten) + ": not defined for " + std::string(dtype_name(dtype_of<T>())) +
+                      " tensors (bool and integers only); operand " + to_string(t.sizes()));
+    } else {
+      using R = typename Op::template result<T>;
+      return AnyTensor(Tensor<R>(make_map(Op{}, t)));
+    }
+  });
+}
+
 /// Adds a registry entry for every op of `ops::UnaryOps` (its
 /// aten name; kernel: the typed expression on the input's dtype, the result dtype by the op's
-/// policy: integers to float32 for math functions, bool for predicates). Ops with hand-written
+/// policy: integers to float32 for math functions, bool for predicates; a number gives a
+/// number, as TorchScript's scalar overloads: `-n` on an int). Ops with hand-written
 /// entries (activations that fuse as epilogues) replace these when registered afterwards.
 inline void register_elementwise_ops(Registry& r) {
   ops::UnaryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
@@ -43,11 +61,19 @@ inline void register_elementwise_ops(Registry& r) {
       OpDef d;
       d.name = std::string(Op::aten);
       d.kernel = [](OpContext& c) {
-        const AnyTensor& x = c.arg(0, Op::aten.data()).any(Op::aten.data());
-        c.out[0] = Value(x.visit([]<class T>(const Tensor<T>& t) -> AnyTensor {
-          using R = typename Op::template result<T>;
-          return AnyTensor(Tensor<R>(make_map(Op{}, t)));
-        }));
+        const Value& v = c.arg(0, Op::aten.data());
+        if (v.is_scalar() && !v.is_tensor()) {
+          const AnyTensor x = v.is_bool() ? AnyTensor(torchtpu::full<bool>(Dims{}, v.to_bool()))
+                              : v.is_int() ? AnyTensor(torchtpu::full<int64_t>(Dims{}, v.to_int()))
+                                           : AnyTensor(torchtpu::full<double>(Dims{}, v.to_double()));
+          const AnyTensor y = unary_any<Op>(x);
+          if (y.dtype() == ScalarType::Bool) c.out[0] = Value(bool(y.get<bool>().contiguous().data_ptr()[0]));
+          else if (is_floating(y.dtype()))
+            c.out[0] = Value(double(ops::detail::to_dtype(y, ScalarType::Double).get<double>().contiguous().data_ptr()[0]));
+          else c.out[0] = Value(int64_t(ops::detail::to_dtype(y, ScalarType::Int64).get<int64_t>().contiguous().data_ptr()[0]));
+          return;
+        }
+        c.out[0] = Value(unary_any<Op>(v.any(Op::aten.data())));
       };
       // float32 -> float32 ops are members of run-time regions (jit/region.hpp)
       if constexpr (ops::region_op_id<Op>() >= 0) d.region = RegionRole{RegionRole::Kind::Unary, ops::region_op_id<Op>()};

@@ -117,6 +117,9 @@ inline sh::Value bin(sh::Builder& b, const char* op, const sh::Value& x, const s
 /// **Errors:** UnsupportedOperator when the op has neither.
 template <class Op>
 sh::Value lower_unary(sh::Builder& b, const Op& op, sh::Value x) {
+  if constexpr (requires { Op::integral_only; })
+    if (is_floating(x.dtype))
+      throw TypeError(std::string(Op::aten) + ": not defined for " + std::string(dtype_name(x.dtype)) + " tensors (bool and integers only)");
   if constexpr (std::is_base_of_v<floating_policy, Op>)
     if (!is_floating(x.dtype)) x = b.convert(x, ScalarType::Float);
   if constexpr (requires(sh::Builder& bb, const sh::Value* v) { op.lower(bb, v); }) {
@@ -430,12 +433,80 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
                                                  dtype_of_lvalue(*c.in.at(1)), is_tensor_lvalue(*c.in[1]), false);
         if (t == ScalarType::Bool && !std::is_same_v<typename Op::template result<bool>, bool>)
           throw TypeError(std::string(Op::aten) + ": not defined for bool tensors");
+        if (requires { Op::integral_only; } && is_floating(t))
+          throw TypeError(std::string(Op::aten) + ": not defined for " + std::string(dtype_name(t)) + " tensors (bool and integers only)");
         const sh::Value x = as_dtype(c, 0, t), y = as_dtype(c, 1, t);
         const auto d = bshape(x.dims, y.dims);
         c.out[0] = LValue::of(lower_binary(c.b, Op{}, bcast(c.b, x, d), bcast(c.b, y, d)));
       };
     };
-    ops::BinaryGraphOps::for_each([&]<class Op>(std::type_identity<Op> id) { r[std::string(Op::aten)] = binary_op(id); });
+    ops::BinaryGraphOps::for_each([&]<class Op>(std::type_identity<Op> id) {
+      r[std::string(Op::aten)] = binary_op(id);
+      if constexpr (requires { Op::aten_alias; }) r[std::string(Op::aten_alias)] = binary_op(id);
+    });
+    for (const char* id : {"aten::reshape_as", "aten::view_as"})
+      r[id] = [](LowerContext& c) {
+        const sh::Value x = c.dev(0);
+        const LValue& other = *c.in.at(1);  // only its shape is read (a host tensor is not uploaded)
+        const std::vector<int64_t> d = other.kind == LValue::Kind::Device ? other.dev.dims : vec(other.host.any("aten::reshape_as").sizes());
+        c.out[0] = LValue::of(x.dims == d ? x : c.b.reshape(x, d));
+      };
+    // glu: the first half of `dim` times the logistic of the second (the cpu's narrow + sigmoid)
+    r["aten::glu"] = [](LowerContext& c) {
+      const sh::Value x = c.dev(0);
+      const int64_t d = wrap_dim(c.in.size() > 1 ? c.host(1, "aten::glu").to_int() : -1, int(x.dims.size()), "aten::glu");
+      const int64_t h = x.dims[size_t(d)] / 2;
+      if (x.dims[size_t(d)] % 2 != 0) throw ShapeError("aten::glu: halving dimension " + std::to_string(d) + " of " + sh::shape_str(x.dims) + " must be even");
+      std::vector<int64_t> lo(x.dims.size(), 0), hi = x.dims, mid(x.dims.size(), 0);
+      hi[size_t(d)] = h;
+      mid[size_t(d)] = h;
+      const sh::Value a = c.b.slice(x, lo, hi), g = c.b.slice(x, mid, x.dims);
+      c.out[0] = LValue::of(c.b.multiply(a, act(c.b, Epilogue{Epilogue::Kind::Sigmoid, 0, 0}, g)));
+    };
+    // softplus: select(βx > threshold, x, log1p(exp(βx)) / β), the cpu's formula
+    r["aten::softplus"] = [](LowerContext& c) {
+      const sh::Value x = c.dev(0);
+      const double beta = c.in.size() > 1 ? c.host(1, "aten::softplus").to_double() : 1.0;
+      const double th = c.in.size() > 2 ? c.host(2, "aten::softplus").to_double() : 20.0;
+      const sh::Value bx = c.b.multiply(x, c.b.constant(beta, x.dtype, x.dims));
+      const sh::Value soft = c.b.divide(c.b.unary("log_plus_one", c.b.exp(bx)), c.b.constant(beta, x.dtype, x.dims));
+      c.out[0] = LValue::of(c.b.select(c.b.compare("GT", bx, c.b.constant(th, x.dtype, x.dims)), x, soft));
+    };
+    // leaky_relu: select(x > 0, x, slope · x), the cpu's formula
+    for (const char* id : {"aten::leaky_relu", "aten::leaky_relu_"})
+      r[id] = [id](LowerContext& c) {
+        const sh::Value x = c.dev(0);
+        const double slope = c.in.size() > 1 ? c.host(1, id).to_double() : 0.01;
+        const sh::Value neg = c.b.multiply(x, c.b.constant(slope, x.dtype, x.dims));
+        c.out[0] = LValue::of(c.b.select(c.b.compare("GT", x, c.b.constant(0.0, x.dtype, x.dims)), x, neg));
+      };
+    // addcmul: self + value · t1 · t2, broadcast
+    r["aten::addcmul"] = [](LowerContext& c) {
+      const sh::Value s = c.dev(0), a = c.dev(1), t = c.dev(2);
+      const double v = c.in.size() > 3 ? c.host(3, "aten::addcmul").to_double() : 1.0;
+      sh::Value p = bin(c.b, "multiply", a, t);
+      if (v != 1.0) p = c.b.multiply(p, c.b.constant(v, p.dtype, p.dims));
+      c.out[0] = LValue::of(bin(c.b, "add", s, p));
+    };
+    // repeat_interleave with an int count: [.., n, ..] -> [.., n, r, ..] (broadcast) -> [.., n*r, ..]
+    r["aten::repeat_interleave"] = [](LowerContext& c) {
+      const char* n = "aten::repeat_interleave";
+      if (!c.host(1, n).is_int()) throw UnsupportedOperator(std::string(n) + ": only an int count is lowered");
+      const int64_t rep = c.host(1, n).to_int();
+      if (rep < 0) throw ValueError(std::string(n) + ": repeats must be non-negative, got " + std::to_string(rep));
+      sh::Value x = c.dev(0);
+      const bool flat = c.in.size() < 3 || (c.in[2]->kind == LValue::Kind::Host && c.in[2]->host.is_none());
+      if (flat) x = c.b.reshape(x, {x.numel()});
+      const size_t d = size_t(wrap_dim(flat ? 0 : c.host(2, n).to_int(), int(x.dims.size()), n));
+      std::vector<int64_t> wide, map, out = x.dims;
+      for (size_t i = 0; i < x.dims.size(); ++i) {
+        map.push_back(int64_t(wide.size()));
+        wide.push_back(x.dims[i]);
+        if (i == d) wide.push_back(rep);
+      }
+      out[d] *= rep;
+      c.out[0] = LValue::of(c.b.reshape(c.b.broadcast_in_dim(x, wide, map), out));
+    };
     // aten::max / aten::min: the (self, other) overload (the reductions run on the cpu only)
     for (const std::pair<const char*, const char*>& p : {std::pair{"aten::max", "aten::maximum"}, std::pair{"aten::min", "aten::minimum"}}) {
       const GraphLowering f = r.at(p.second);

@@ -69,20 +69,24 @@ struct OpList {
 using ElementwiseOps = OpList<
     AddOp, SubOp, MulOp, DivOp, FloorDivideOp, RemainderOp, PowOp, MinimumOp, MaximumOp, EqOp, NeOp, LtOp, LeOp,
     GtOp, GeOp, LogicalAndOp, LogicalOrOp, LogicalNotOp, BitwiseAndOp, BitwiseOrOp, BitwiseNotOp, WhereOp, SumOp,
-    MeanOp, ProdOp, MaxOp, MinOp, AnyOp, AllOp, ArgMaxOp, ArgMinOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op,
+    MeanOp, ProdOp, MaxOp, MinOp, AnyOp, AllOp, ArgMaxOp, ArgMinOp, NegOp, SquareOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op,
     SqrtOp, RsqrtOp, SinOp, CosOp, TanhOp, ErfOp, SigmoidOp, ReluOp, GeluOp, SiluOp, ClampOp, HardswishOp,
     HardsigmoidOp, FloorOp, CeilOp, TruncOp, RoundOp, SignOp, IsnanOp, IsinfOp, IsfiniteOp>;
 
 /// The one-operand elementwise ops defined on every dtype (integers compute math functions in
 /// float32, predicates give bool): model graphs register these by their aten names with a
 /// dtype-generic kernel and lowering (jit/library_ops.hpp, jit/lower.hpp).
-using UnaryOps = OpList<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, ErfOp,
-                        LogicalNotOp, FloorOp, CeilOp, TruncOp, RoundOp, SignOp, IsnanOp, IsinfOp, IsfiniteOp>;
+/// (`BitwiseNotOp` is `integral_only`: bool and integers, the others refused.)
+using UnaryOps = OpList<NegOp, SquareOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, ErfOp,
+                        LogicalNotOp, BitwiseNotOp, FloorOp, CeilOp, TruncOp, RoundOp, SignOp, IsnanOp, IsinfOp,
+                        IsfiniteOp>;
 
 /// The two-operand elementwise ops model graphs register by their aten names with a
 /// dtype-generic kernel and lowering (jit/builtin_ops.hpp, jit/lower.hpp): comparisons and
-/// logical ops (bool results), minimum and maximum (the promoted dtype).
-using BinaryGraphOps = OpList<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp, LogicalAndOp, LogicalOrOp, MinimumOp, MaximumOp>;
+/// logical ops (bool results), bitwise and/or (bool and integers; also by their operator names
+/// `aten::__and__`, `aten::__or__`), minimum and maximum (the promoted dtype).
+using BinaryGraphOps = OpList<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp, LogicalAndOp, LogicalOrOp, BitwiseAndOp, BitwiseOrOp,
+                              MinimumOp, MaximumOp>;
 
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,

@@ -106,7 +106,11 @@ struct BitwiseAndOp : same_type_policy {
   ///@{
   /// Names: `bitwise_and`, TorchScript `aten::bitwise_and`, StableHLO `stablehlo.and`.
   static constexpr std::string_view name = "bitwise_and", aten = "aten::bitwise_and", hlo = "stablehlo.and";
+  /// The operator form's name in traced graphs (`mask & other`).
+  static constexpr std::string_view aten_alias = "aten::__and__";
   ///@}
+  /// Defined on bool and the integer dtypes only (dtype-generic callers refuse the others).
+  static constexpr bool integral_only = true;
   /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const { return M(a & b); }
 };
@@ -115,7 +119,11 @@ struct BitwiseOrOp : same_type_policy {
   ///@{
   /// Names: `bitwise_or`, TorchScript `aten::bitwise_or`, StableHLO `stablehlo.or`.
   static constexpr std::string_view name = "bitwise_or", aten = "aten::bitwise_or", hlo = "stablehlo.or";
+  /// The operator form's name in traced graphs (`mask & other`).
+  static constexpr std::string_view aten_alias = "aten::__or__";
   ///@}
+  /// Defined on bool and the integer dtypes only (dtype-generic callers refuse the others).
+  static constexpr bool integral_only = true;
   /// CPU kernel: the op on 2 values of the compute type.
   template <class M> constexpr M operator()(M a, M b) const { return M(a | b); }
 };
@@ -125,6 +133,9 @@ struct BitwiseNotOp : same_type_policy {
   /// Names: `bitwise_not`, TorchScript `aten::bitwise_not`, StableHLO `stablehlo.not`.
   static constexpr std::string_view name = "bitwise_not", aten = "aten::bitwise_not", hlo = "stablehlo.not";
   ///@}
+  /// Defined on bool and the integer dtypes only (torch: "bitwise_not_cpu" not implemented for
+  /// floating types): dtype-generic callers (model graphs) refuse the others with a TypeError.
+  static constexpr bool integral_only = true;
   /// CPU kernel: the op on one value of the compute type.
   template <class M> constexpr M operator()(M a) const {
     if constexpr (std::same_as<M, bool>) return !a;

@@ -22,6 +22,24 @@ struct NegOp : same_type_policy {
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_VEC V simd(V x) const { return -x; }
 };
+/// Elementwise square, `x * x` (torch.square). Integers wrap as their multiplication does; a
+/// bool stays bool (x·x = x; torch promotes bool to int64, with the same 0/1 values).
+struct SquareOp : same_type_policy {
+  ///@{
+  /// Names: `square`, TorchScript `aten::square`, StableHLO `stablehlo.multiply` (x, x).
+  static constexpr std::string_view name = "square", aten = "aten::square", hlo = "stablehlo.multiply";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> constexpr M operator()(M x) const {
+    if constexpr (std::is_same_v<M, bool>) return x;
+    else if constexpr (std::is_integral_v<M>) return detail::wrap_mul(x, x);
+    else return M(x * x);
+  }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
+  template <class V> TORCHTPU_VEC V simd(V x) const { return x * x; }
+  /// StableHLO lowering hook: `multiply(x, x)`.
+  template <class B, class V> V lower(B& b, const V* x) const { return b.multiply(x[0], x[0]); }
+};
 /// Elementwise absolute value (unsigned values pass through).
 struct AbsOp : same_type_policy {
   ///@{
@@ -443,6 +461,7 @@ struct IsfiniteOp : predicate_policy {
 template <class X> requires expression<bare<X>> auto neg(X&& x) { return make_map(NegOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto abs(X&& x) { return make_map(AbsOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto exp(X&& x) { return make_map(ExpOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto square(X&& x) { return make_map(SquareOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto log(X&& x) { return make_map(LogOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto log1p(X&& x) { return make_map(Log1pOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto expm1(X&& x) { return make_map(Expm1Op{}, std::forward<X>(x)); }

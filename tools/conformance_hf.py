@@ -184,8 +184,8 @@ def main():
                  "`torch.set_num_threads(1)` and `openblas_set_num_threads(1)`, the traced module's median of 7, 5 at "
                  "batch 32, after 3 warm-up runs), at batch 1 and batch 32: the traced inputs' rows repeated "
                  "(`trace_hf.py --latency`), torchtpu's output checked against torch's at that batch too. "
-                 "Measured one model after another on a 2-core VM with other work running: ratios, not absolute "
-                 "times, are the figure." % bench)
+                 "Measured one model after another on a 2-core VM with nothing else running (earlier runs beside a "
+                 "build gave ratios off by up to 9×: compare only numbers from a quiet machine)." % bench)
     lines.append("")
     lines.append("Summary: " + ", ".join("%s %d" % (k, v) for k, v in sorted(counts.items())) +
                  " (of %d architectures tried)" % len(rows))

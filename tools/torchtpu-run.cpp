@@ -1,6 +1,7 @@
-// tools/torchtpu-run.cpp — the main job: load a TorchScript model into torchtpu, run it on
-// a .npy input or a labelled CSV, print predictions / accuracy, latency, the accelerator in
-// use, and (--check) the difference to libtorch's own forward on the same input.
+// tools/torchtpu-run.cpp — the main job: load a TorchScript model (or a torch.export program,
+// `.pt2`, read without libtorch) into torchtpu, run it on a .npy input or a labelled CSV, print
+// predictions / accuracy, latency, the accelerator in use, and (--check, TorchScript only) the
+// difference to libtorch's own forward on the same input.
 #include <dlfcn.h>   // dlsym (OpenBLAS thread count)
 #include <malloc.h>  // malloc_usable_size (glibc)
 #include <sys/resource.h>  // getrusage
@@ -14,6 +15,7 @@
 #include <cstdio>     // std::printf, std::fprintf
 #include <charconv>   // std::from_chars
 #include <cstdlib>    // std::exit
+#include <optional>   // std::optional
 #include <string>     // std::string
 #include <type_traits>  // std::type_identity
 #include <vector>     // std::vector
@@ -24,6 +26,9 @@
 #include <torchtpu/io/npy.hpp>       // read_npy, write_npy
 #include <torchtpu/jit/load.hpp>     // torchtpu::jit::load, Module
 #include <torchtpu/jit/lower.hpp>    // DeviceProgram (tpu, cuda, the TPU emulator)
+#if TORCHTPU_RUN_PT2
+#include <torchtpu/jit/export.hpp>   // torchtpu::jit::load_exported (.pt2; needs nlohmann/json)
+#endif
 
 // Heap use of a forward pass (--bench): glibc's allocation functions are replaced here by
 // ones that count each block and add its usable size to the live total (whose peak is kept),
@@ -101,17 +106,18 @@ struct Options {
 [[noreturn]] void usage(const char* msg = nullptr) {
   if (msg) std::fprintf(stderr, "torchtpu-run: %s\n", msg);
   std::fprintf(stderr,
-               "usage: torchtpu-run MODEL.pt [--input FILE.npy ... | --data FILE.csv] [--device auto|cpu|tpu|cuda|xla_cpu]\n"
+               "usage: torchtpu-run MODEL.pt|MODEL.pt2 [--input FILE.npy ... | --data FILE.csv] [--device auto|cpu|tpu|cuda|xla_cpu]\n"
                "                    [--mode debug|strict|fused] [--check] [--bench N] [--reference FILE.npy]\n"
                "                    [--output FILE.npy] [--torch-threads N]\n"
                "  --input FILE.npy    an input tensor of any dtype (float32 images, int64 token ids, masks),\n"
                "                      passed to the model as is; once per model input, in order\n"
                "  --data FILE.csv     labelled data: every column but the last is a pixel 0..16 (divided by 16),\n"
                "                      the last is the label; prints the accuracy\n"
-               "  --check             compare with libtorch's forward on the same input (max abs / rel difference)\n"
+               "  --check             compare with libtorch's forward on the same input (max abs / rel difference;\n"
+               "                      TorchScript only: for a .pt2, compare with --reference)\n"
                "  --bench N           time N runs (after one warm-up) and print p50/p99, and one run's heap\n"
                "                      allocations and peak heap; with --check libtorch's latency too\n"
-               "  --reference FILE    compare the output with a saved .npy (e.g. libtorch's output)\n"
+               "  --reference FILE    compare the output with a saved float32 or float64 .npy (e.g. libtorch's output)\n"
                "  --output FILE       write torchtpu's output as .npy\n");
   std::exit(2);
 }
@@ -282,13 +288,61 @@ double pct(const std::vector<double>& s, double p) {
   return s[std::min(i, s.size() - 1)];
 }
 
+/// The model torchtpu-run runs: a TorchScript module (jit::load, through libtorch) or a
+/// torch.export program (jit::load_exported, without libtorch).
+struct LoadedModel {
+  std::optional<torchtpu::jit::Module> script;
+#if TORCHTPU_RUN_PT2
+  std::optional<torchtpu::jit::ExportedModule> exported;
+#endif
+  const torchtpu::jit::Graph& graph() const {
+#if TORCHTPU_RUN_PT2
+    if (exported) return exported->graph();
+#endif
+    return script->graph();
+  }
+  std::vector<torchtpu::jit::Value> forward(std::vector<torchtpu::jit::Value> in, Mode mode) const {
+#if TORCHTPU_RUN_PT2
+    if (exported) return exported->forward(std::move(in), mode);
+#endif
+    return script->forward(std::move(in), mode);
+  }
+  bool was_frozen_on_load() const { return script && script->was_frozen_on_load(); }
+  /// libtorch's forward (TorchScript only; `--check` is refused for a .pt2 before this).
+  at::Tensor torch_forward(std::vector<c10::IValue> in) const { return script->torch_forward(std::move(in)); }
+};
+
+/// A `.pt2` path, or a zip with the torch.export layout, goes to jit::load_exported; anything
+/// else to jit::load. **Errors:** theirs; ValueError for a .pt2 when torchtpu-run was built
+/// without nlohmann/json.
+LoadedModel load_model(const std::string& path) {
+  LoadedModel m;
+  const bool pt2_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".pt2") == 0;
+#if TORCHTPU_RUN_PT2
+  if (pt2_name || torchtpu::jit::is_exported_archive(path)) {
+    m.exported = torchtpu::jit::load_exported(path);
+    return m;
+  }
+#else
+  if (pt2_name)
+    throw torchtpu::ValueError("'" + path + "' is a torch.export program, and this torchtpu-run was built without "
+                               "nlohmann/json (install nlohmann-json3-dev and rebuild)");
+#endif
+  m.script = torchtpu::jit::load(path);
+  return m;
+}
+
 int run(const Options& o) {
   const Mode mode = parse_mode(o.mode);
   const std::string device = pick_device(o.device);
   set_torch_threads(o.torch_threads);
 
   const auto t_load = std::chrono::steady_clock::now();
-  const torchtpu::jit::Module m = torchtpu::jit::load(o.model);
+  const LoadedModel m = load_model(o.model);
+  if (o.check && !m.script)
+    throw torchtpu::ValueError("--check runs libtorch's forward of a TorchScript model; '" + o.model +
+                               "' is a torch.export program: compare with --reference FILE.npy (tools/export_pt2.py "
+                               "writes <name>.output.npy)");
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
   std::printf("model: %s (%zu nodes, %zu run in %s mode; loaded in %.1f ms%s)\n", o.model.c_str(),
@@ -361,7 +415,10 @@ int run(const Options& o) {
   if (!o.reference.empty()) {
     const torchtpu::NpyArray r = torchtpu::read_npy(o.reference);
     if (r.numel() != y.numel()) throw torchtpu::ShapeError("--reference: element count differs from the output");
-    const Diff d = compare(y, r.values<float>().data(), r.numel());
+    std::vector<float> ref;  // a float64 reference (tools/export_pt2.py's output_f64.npy) as float32
+    if (r.dtype == torchtpu::ScalarType::Double)
+      for (double v : r.values<double>()) ref.push_back(float(v));
+    const Diff d = compare(y, ref.empty() ? r.values<float>().data() : ref.data(), r.numel());
     std::printf("reference: max abs diff %.3g, max rel diff %.3g\n", d.max_abs, d.rel());
   }
   if (!o.output.empty()) {

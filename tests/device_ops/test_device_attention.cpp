@@ -1,6 +1,6 @@
 // tests/device_ops/test_device_attention.cpp — scaled_dot_product_attention (ops/attention.hpp)
 // and the resize ops (ops/resize.hpp: upsample_nearest1d/2d, upsample_linear1d,
-// upsample_bilinear2d, interpolate) on the PJRT device under test, in each execution mode,
+// upsample_bilinear2d, upsample_bicubic2d, interpolate) on the PJRT device under test, in each execution mode,
 // against the same calls on the cpu: every dtype each op claims, masks (bool, additive,
 // fully masked rows), is_causal, grouped-query heads, broadcast batch dims, both resize
 // overload forms' arguments, uint8 nearest, and between elementwise statements.
@@ -97,6 +97,13 @@ void check_resize(double e) {
   check_close(interpolate(d2, Dims{1, 1}, std::nullopt, "bilinear", false),
               interpolate(x2, Dims{1, 1}, std::nullopt, "bilinear", false), e, e);
   check_close(upsample_bilinear2d(d2, {6, 6}, false, 1.5, 1.3), upsample_bilinear2d(x2, {6, 6}, false, 1.5, 1.3), e, e);
+  // bicubic: up and down, align_corners both ways, a scale factor
+  check_close(interpolate(d2, Dims{7, 9}, std::nullopt, "bicubic", false), interpolate(x2, Dims{7, 9}, std::nullopt, "bicubic", false),
+              2 * e, 2 * e);
+  check_close(interpolate(d2, Dims{3, 3}, std::nullopt, "bicubic", true), interpolate(x2, Dims{3, 3}, std::nullopt, "bicubic", true),
+              2 * e, 2 * e);
+  check_close(interpolate(d2, std::nullopt, V{1.5, 2.0}, "bicubic", false),
+              interpolate(x2, std::nullopt, V{1.5, 2.0}, "bicubic", false), 2 * e, 2 * e);
   check_close(interpolate(Tensor<T>(d2.transpose(2, 3)), Dims{7, 3}, std::nullopt, "bilinear", true),
               interpolate(Tensor<T>(x2.transpose(2, 3)), Dims{7, 3}, std::nullopt, "bilinear", true), e, e);
 }

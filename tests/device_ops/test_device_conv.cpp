@@ -1,7 +1,8 @@
 // tests/device_ops/test_device_conv.cpp — the convolution and pooling ops of the operator
 // library (ops/conv.hpp, ops/pool.hpp) on the PJRT device under test, in each execution mode,
 // against the same calls on the cpu: every floating dtype; dense, grouped, strided, dilated,
-// depthwise, 1-D, 3-D, unbatched and transposed (1-, 2-, 3-D) convolutions, 'same' padding by aten name;
+// depthwise, 1-D, 3-D, unbatched and transposed (1-, 2-, 3-D) convolutions, 'same' padding by aten name
+// (conv2d, _convolution_mode), im2col / col2im;
 // max pooling (ceil_mode, dilation, NaN), average pooling (count_include_pad, divisor_override),
 // adaptive average pooling (even windows: reduce_window; uneven: the averaging matrices); a
 // transposed (non-contiguous) operand; between elementwise statements; errors.
@@ -76,6 +77,24 @@ void check_convs() {
   const AnyTensor ds = ops::call_by_name("aten::conv2d", dev_args);
   CHECK(ds.device() == dev);
   check_close(ds.template get<T>(), ops::call_by_name("aten::conv2d", cpu_args).template get<T>(), e, e);
+  // the same through aten::_convolution_mode (how torch traces padding='same')
+  const std::vector<ops::Arg> mode_args = {AnyTensor(dx), AnyTensor(we.to(dev)), ops::Arg(), std::vector<int64_t>{1, 1},
+                                           std::string("same"), std::vector<int64_t>{1, 2}, int64_t(1)};
+  check_close(ops::call_by_name("aten::_convolution_mode", mode_args).template get<T>(),
+              ops::call_by_name("aten::conv2d", cpu_args).template get<T>(), e, e);
+  // im2col (a copy: exact) and col2im (sums of up to 4 values) against the cpu; batched and unbatched
+  using VI = std::vector<int64_t>;
+  for (const bool batched : {true, false}) {
+    const Tensor<T> xi = batched ? x : Tensor<T>(x.select(0, 1));
+    const std::vector<ops::Arg> dev_i = {AnyTensor(xi.to(dev)), VI{3, 2}, VI{1, 2}, VI{1, 0}, VI{2, 1}};
+    const std::vector<ops::Arg> cpu_i = {AnyTensor(xi), VI{3, 2}, VI{1, 2}, VI{1, 0}, VI{2, 1}};
+    const AnyTensor ci = ops::call_by_name("aten::im2col", cpu_i);
+    check_close(ops::call_by_name("aten::im2col", dev_i).template get<T>(), ci.template get<T>(), 0, 0);
+    const std::vector<ops::Arg> dev_f = {AnyTensor(ci.template get<T>().to(dev)), VI{7, 6}, VI{3, 2}, VI{1, 2}, VI{1, 0}, VI{2, 1}};
+    const std::vector<ops::Arg> cpu_f = {ci, VI{7, 6}, VI{3, 2}, VI{1, 2}, VI{1, 0}, VI{2, 1}};
+    check_close(ops::call_by_name("aten::col2im", dev_f).template get<T>(),
+                ops::call_by_name("aten::col2im", cpu_f).template get<T>(), e, e);
+  }
 }
 
 template <class T>

@@ -119,6 +119,8 @@ void check_index_ops() {
   const Tensor<int64_t> sa = index_of({0, 0, 1, 3, 3, 3, 2, 1, 0}, Dims{3, 3});
   const Tensor<T> ones = full<T>(Dims{3, 3}, convert<T>(1));
   check_close(scatter_add(da, 1, sa.to(dev), ones.to(dev)), scatter_add(a, 1, sa, ones), 0.0);
+  const Tensor<T> rows = counting<T>(3, 4, 5);
+  check_close(index_add(da, 0, i1.to(dev), rows.to(dev)), index_add(a, 0, i1, rows), 0.0);
   const Tensor<bool> m = Tensor<bool>(counting<int64_t>(3, 1, 0) != int64_t{1});  // true, false, true
   check_close(masked_fill(da, m.to(dev), 5), masked_fill(a, m, 5), 0.0);
   check_close(masked_fill(da.t(), m.t().to(dev), -1.5), masked_fill(a.t(), m.t(), -1.5), 0.0);

@@ -385,7 +385,7 @@ TEST_CASE("jit graph: arguments an op would not honour are rejected at finalize,
   rejects(one_node("aten::gelu", {Value(std::string("sigmoid"))}), "aten::gelu x1, first at node 0 (m.py:1): approximate='sigmoid'");
   rejects(one_node("aten::softmax", {Value(int64_t(-1)), Value(int64_t(7))}), "aten::softmax x1, first at node 0 (m.py:1): dtype=torch.float64");
   rejects(one_node("aten::mean", {Value(std::vector<int64_t>{0}), Value(false), Value(int64_t(7))}), "aten::mean x1, first at node 0 (m.py:1): dtype=torch.float64");
-  rejects(one_node("aten::sum", {Value(int64_t(4))}), "aten::sum x1, first at node 0 (m.py:1): dtype=torch.int64");
+  rejects(one_node("aten::mean", {Value(int64_t(4))}), "aten::mean x1, first at node 0 (m.py:1): dtype=torch.int64");
   // Exact cases load: eval-mode or p=0 dropout (Swin keeps dropout(x, 0.0, train=True)), float32 dtypes.
   for (Graph g : {one_node("aten::dropout", {Value(0.0), Value(true)}), one_node("aten::dropout", {Value(0.5), Value(false)}),
                   one_node("aten::softmax", {Value(int64_t(-1)), Value(int64_t(6))}),
@@ -728,5 +728,61 @@ TEST_CASE("jit graph: a prepared convolution takes a run-time bias, or none", "[
     CHECK(values(g.run({Value(in), Value(t({0.5f}, Dims{1}))}, m)[0].tensor()) == std::vector<float>{7.5f});
     CHECK(values(g.run({Value(in), Value(t({-10}, Dims{1}))}, m)[0].tensor()) == std::vector<float>{0});  // relu(-3)
     CHECK(values(g.run({Value(in), Value()}, m)[0].tensor()) == std::vector<float>{7});
+  }
+}
+
+// Issue 15: model graphs that meet int64 (Hugging Face: DeBERTa's relative-position buckets, an
+// MoE router's counts, ProphetNet's position ids). Values worked out by hand; torch gives the
+// same (int64 stays int64 through add/relu/clamp/sum; all() is bool; tile pads its counts).
+TEST_CASE("jit graph: int64 through clamp, a fused activation, sum, tile, all and type_as", "[jit]") {
+  using torchtpu::AnyTensor;
+  using torchtpu::Tensor;
+  const Tensor<int64_t> ids = {{-3, 5, 9}, {2, -7, 4}};
+  for (const Mode mode : {Mode::Fused, Mode::Strict}) {
+    Graph g;
+    const int x = g.add_input("ids");
+    const int one = g.add_constant(Value(int64_t(1))), four = g.add_constant(Value(int64_t(4)));
+    const int none = g.add_constant(Value()), keep = g.add_constant(Value(false));
+    // clamp(ids, -2, 4): int64 bounds keep int64
+    const int lo = g.add_constant(Value(int64_t(-2)));
+    const int cl = g.add_node("aten::clamp", {x, lo, four}, 1, "node 0")[0];
+    // relu(ids - 1): the fusion pass moves relu into the int64 sub (Mode::Fused)
+    const int sub = g.add_node("aten::sub", {x, one, one}, 1, "node 1")[0];
+    const int rl = g.add_node("aten::relu", {sub}, 1, "node 2")[0];
+    // sum over dim 1 (int64), and over everything with dtype=float64 (torch dtype code 7)
+    const int dims = g.add_node("prim::ListConstruct", {one}, 1, "node 3")[0];
+    const int s1 = g.add_node("aten::sum", {x, dims, keep, none}, 1, "node 4")[0];
+    const int f64 = g.add_constant(Value(int64_t(7)));
+    const int s64 = g.add_node("aten::sum", {x, f64}, 1, "node 5")[0];
+    // tile(ids[0..], [2]) pads to [1, 2]; all(ids > -8) and all along dim 1
+    const int two = g.add_constant(Value(int64_t(2)));
+    const int reps = g.add_node("prim::ListConstruct", {two}, 1, "node 6")[0];
+    const int tl = g.add_node("aten::tile", {x, reps}, 1, "node 7")[0];
+    const int al = g.add_node("aten::all", {x}, 1, "node 8")[0];
+    const int al1 = g.add_node("aten::all", {rl, one, keep}, 1, "node 9")[0];
+    // type_as of a number (prim::NumToTensor passes numbers through): 3 as an int64 0-dim tensor
+    const int three = g.add_constant(Value(int64_t(3)));
+    const int ta = g.add_node("aten::type_as", {three, x}, 1, "node 10")[0];
+    g.set_outputs({cl, rl, s1, s64, tl, al, al1, ta});
+    g.finalize();
+    if (mode == Mode::Fused) CHECK(g.executed_nodes(Mode::Fused) < g.executed_nodes(Mode::Strict));  // relu fused
+    const auto out = g.run({Value(AnyTensor(ids))}, mode);
+    auto ints = [](const Value& v) {
+      const Tensor<int64_t> c = v.any().get<int64_t>().contiguous();
+      return std::vector<int64_t>(c.data_ptr(), c.data_ptr() + c.numel());
+    };
+    CHECK(ints(out[0]) == std::vector<int64_t>{-2, 4, 4, 2, -2, 4});
+    CHECK(ints(out[1]) == std::vector<int64_t>{0, 4, 8, 1, 0, 3});
+    CHECK(ints(out[2]) == std::vector<int64_t>{11, -1});
+    REQUIRE(out[3].any().dtype() == torchtpu::ScalarType::Double);
+    CHECK(out[3].any().get<double>().data_ptr()[0] == 10.0);
+    CHECK(out[4].any().sizes() == Dims{2, 6});
+    CHECK(ints(out[4]) == std::vector<int64_t>{-3, 5, 9, -3, 5, 9, 2, -7, 4, 2, -7, 4});
+    REQUIRE(out[5].any().dtype() == torchtpu::ScalarType::Bool);
+    CHECK(out[5].any().get<bool>().data_ptr()[0] == true);  // no element is 0
+    const Tensor<bool> a1 = out[6].any().get<bool>().contiguous();  // rows of relu(ids - 1): [0, 4, 8], [1, 0, 3]
+    CHECK((a1.numel() == 2 && !a1.data_ptr()[0] && !a1.data_ptr()[1]));
+    CHECK(out[7].any().dtype() == torchtpu::ScalarType::Int64);
+    CHECK(ints(out[7]) == std::vector<int64_t>{3});
   }
 }

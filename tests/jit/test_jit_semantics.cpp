@@ -84,14 +84,15 @@ TEST_CASE("jit semantics: int64 ids, a bool mask and an int64 constant flow thro
   // an op that computes in float32 only says so, naming itself and the dtype
   torchtpu::jit::Graph g;
   const int x = g.add_input("x");
-  const int y = g.add_node("aten::relu", {x}, 1, "test")[0];
+  const int y = g.add_node("aten::softmax", {x, g.add_constant(torchtpu::jit::Value(int64_t(-1))),
+                                             g.add_constant(torchtpu::jit::Value())}, 1, "test")[0];
   g.set_outputs({y});
   g.finalize();
   try {
     (void)g.run({torchtpu::jit::Value(ids)}, Mode::Strict);
     FAIL("no error");
   } catch (const torchtpu::Error& e) {
-    CHECK_THAT(e.what(), Contains("aten::relu") && Contains("int64"));
+    CHECK_THAT(e.what(), Contains("aten::softmax") && Contains("int64"));
   }
 }
 

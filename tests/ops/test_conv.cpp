@@ -410,6 +410,60 @@ TEMPLATE_TEST_CASE("pooling against float64 references", "[ops][pool]", half, bf
   }
 }
 
+TEST_CASE("_convolution_mode: string padding as traced models hold it (torch 1.13 values)", "[ops][conv]") {
+  // x = arange(16.).reshape(1, 1, 4, 4) / 4, w = [[[[1, 0], [0, -1]]]]:
+  // torch._convolution_mode(x, w, None, [1, 1], 'same', [1, 1], 1) (the extra padding row and
+  // column go after) and with bias 0.5 and 'valid'
+  std::vector<double> xv;
+  for (int i = 0; i < 16; ++i) xv.push_back(i / 4.0);
+  const AnyTensor x(optest::make<float>(xv, Dims{1, 1, 4, 4})), w(optest::make<float>({1, 0, 0, -1}, Dims{1, 1, 2, 2}));
+  using VI = std::vector<int64_t>;
+  const std::vector<ops::Arg> same = {x, w, ops::Arg(), VI{1, 1}, std::string("same"), VI{1, 1}, int64_t(1)};
+  const AnyTensor ys = ops::call_by_name("aten::_convolution_mode", same);
+  CHECK(ys.sizes() == Dims{1, 1, 4, 4});
+  check_values(ys.get<float>(), {-1.25, -1.25, -1.25, 0.75, -1.25, -1.25, -1.25, 1.75, -1.25, -1.25, -1.25, 2.75, 3.0, 3.25,
+                                 3.5, 3.75});
+  const std::vector<ops::Arg> valid = {x, w, AnyTensor(optest::make<float>({0.5}, Dims{1})), VI{1}, std::string("valid"),
+                                       VI{1}, int64_t(1)};
+  check_values(ops::call_by_name("aten::_convolution_mode", valid).get<float>(), std::vector<double>(9, -0.75));
+  const std::vector<ops::Arg> bad = {x, w, ops::Arg(), VI{1, 1}, std::string("full"), VI{1, 1}, int64_t(1)};
+  CHECK_THROWS_AS(ops::call_by_name("aten::_convolution_mode", bad), ValueError);
+}
+
+TEST_CASE("im2col / col2im (unfold / fold): torch 1.13 values, unbatched, errors", "[ops][conv]") {
+  // x = arange(24.).reshape(1, 2, 3, 4); c = F.unfold(x, (2, 2), dilation=1, padding=(1, 0),
+  // stride=(1, 2)) -> [1, 8, 8]; F.fold(c, (3, 4), same arguments) = 2 x (each pixel is covered twice)
+  std::vector<double> xv;
+  for (int i = 0; i < 24; ++i) xv.push_back(i);
+  using VI = std::vector<int64_t>;
+  const AnyTensor x(optest::make<float>(xv, Dims{1, 2, 3, 4}));
+  const std::vector<ops::Arg> a = {x, VI{2, 2}, VI{1}, VI{1, 0}, VI{1, 2}};
+  const AnyTensor c = ops::call_by_name("aten::im2col", a);
+  CHECK(c.sizes() == Dims{1, 8, 8});
+  check_values(c.get<float>(), {0,  0,  0,  2,  4,  6,  8,  10, 0,  0,  1,  3,  5,  7,  9,  11, 0,  2,  4,  6,  8,  10,
+                                0,  0,  1,  3,  5,  7,  9,  11, 0,  0,  0,  0,  12, 14, 16, 18, 20, 22, 0,  0,  13, 15,
+                                17, 19, 21, 23, 12, 14, 16, 18, 20, 22, 0,  0,  13, 15, 17, 19, 21, 23, 0,  0});
+  const std::vector<ops::Arg> f = {c, VI{3, 4}, VI{2, 2}, VI{1, 1}, VI{1, 0}, VI{1, 2}};
+  std::vector<double> twice;
+  for (double v : xv) twice.push_back(2 * v);
+  check_values(ops::call_by_name("aten::col2im", f).get<float>(), twice);
+  // unbatched: [C, H, W] -> [C·kh·kw, L] and back; float64
+  const AnyTensor x3(optest::make<double>(xv, Dims{2, 3, 4}));
+  const std::vector<ops::Arg> a3 = {x3, VI{3, 4}, VI{1, 1}, VI{0, 0}, VI{1, 1}};
+  const AnyTensor c3 = ops::call_by_name("aten::im2col", a3);  // one block: the whole image
+  CHECK(c3.sizes() == Dims{24, 1});
+  check_values(c3.get<double>(), xv);
+  const std::vector<ops::Arg> f3 = {c3, VI{3, 4}, VI{3, 4}, VI{1, 1}, VI{0, 0}, VI{1, 1}};
+  check_values(ops::call_by_name("aten::col2im", f3).get<double>(), xv);
+  // errors: a window larger than the image, a block count that does not match, an int input
+  const std::vector<ops::Arg> big = {x, VI{5, 5}, VI{1, 1}, VI{0, 0}, VI{1, 1}};
+  CHECK_THROWS_AS(ops::call_by_name("aten::im2col", big), ShapeError);
+  const std::vector<ops::Arg> wrong = {c, VI{4, 4}, VI{2, 2}, VI{1, 1}, VI{1, 0}, VI{1, 2}};
+  CHECK_THROWS_AS(ops::call_by_name("aten::col2im", wrong), ShapeError);
+  const std::vector<ops::Arg> ints = {AnyTensor(optest::make<int64_t>(xv, Dims{1, 2, 3, 4})), VI{2, 2}, VI{1, 1}, VI{0, 0}, VI{1, 1}};
+  CHECK_THROWS_AS(ops::call_by_name("aten::im2col", ints), TypeError);
+}
+
 TEST_CASE("pooling: torch 1.13 values, NaN", "[ops][pool]") {
   const Tensor<float> x = sinus<float>(Dims{1, 2, 5, 6}, 0.77);
   // F.max_pool2d(x, 3, 2, 1, 2, ceil_mode=True)

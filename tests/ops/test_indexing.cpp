@@ -1,6 +1,6 @@
 // tests/ops/test_indexing.cpp — the operator library's indexing family on the cpu
-// (ops/indexing.hpp: index_select, gather, take_along_dim, scatter, scatter_add, masked_fill,
-// one_hot) through the typed API for every dtype, AnyTensor and the call by schema; index
+// (ops/indexing.hpp: index_select, gather, take_along_dim, scatter, scatter_add, index_add,
+// masked_fill, one_hot) through the typed API for every dtype, AnyTensor and the call by schema; index
 // errors. Expected values: torch 1.13 (/usr/bin/python3) on x = torch.arange(12).reshape(3, 4)
 // and the indices written next to each check, pasted as literals (`through<T>` maps them to
 // what each dtype holds: these ops move elements or write constants, so converting before or
@@ -129,6 +129,32 @@ TEST_CASE("scatter_add: integers wrap, floats add in the result dtype", "[ops][i
   check_values(scatter_add(make<uint8_t>({250}, Dims{1}), 0, idx({0, 0}, Dims{2}), make<uint8_t>({3, 4}, Dims{2})), {1});
   check_values(scatter_add(make<int32_t>({2147483647}, Dims{1}), 0, idx({0}, Dims{1}), make<int32_t>({1}, Dims{1})),
                {-2147483648.0});
+}
+
+TEST_CASE("index_add / index_add_: values, alpha, repeated indices, errors", "[ops][indexing]") {
+  // torch.index_add(arange(12.).reshape(3, 4), 1, [3, 0, 3], [[1, 2, 3], [4, 5, 6], [7, 8, 9]], alpha=2)
+  const Tensor<float> x = make<float>(kX, Dims{3, 4});
+  const Tensor<float> src = make<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, Dims{3, 3});
+  check_values(index_add(x, 1, idx({3, 0, 3}, Dims{3}), src, 2), {4, 1, 2, 11, 14, 5, 6, 27, 24, 9, 10, 43});
+  // torch.index_add(arange(12).reshape(3, 4), 0, [2, 2], ones(2, 4, int64)); bool adds as or
+  check_values(index_add(make<int64_t>(kX, Dims{3, 4}), 0, idx({2, 2}, Dims{2}), make<int64_t>({1, 1, 1, 1, 1, 1, 1, 1}, Dims{2, 4})),
+               {0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13});
+  check_values(index_add(make<bool>({0, 0, 0}, Dims{3}), 0, idx({1}, Dims{1}), make<bool>({1}, Dims{1})), {0, 1, 0});
+  // the in-place form by schema, as a model graph calls it: torch.zeros(2, 3).index_add_(0, [1, 1, 0], arange(9.).reshape(3, 3))
+  const AnyTensor z(make<float>({0, 0, 0, 0, 0, 0}, Dims{2, 3}));
+  using ops::Arg;
+  std::vector<Arg> args{Arg(z), Arg(int64_t{0}), Arg(AnyTensor(idx({1, 1, 0}, Dims{3}))),
+                        Arg(AnyTensor(make<float>({0, 1, 2, 3, 4, 5, 6, 7, 8}, Dims{3, 3})))};
+  const AnyTensor r = ops::call_by_name("aten::index_add_", args);
+  check_values(r.get<float>(), {6, 7, 8, 3, 5, 7});
+  check_values(z.get<float>(), {6, 7, 8, 3, 5, 7});  // written in place
+  // errors: source's shape (torch: "The size of tensor a (4) must match ..."), an index out of range
+  CHECK(message_of<ShapeError>([&] { (void)index_add(x, 0, idx({0}, Dims{1}), make<float>({0, 0, 0}, Dims{1, 3})); })
+            .find("aten::index_add: source must have self's shape") != std::string::npos);
+  CHECK(message_of<IndexError>([&] { (void)index_add(x, 0, idx({5}, Dims{1}), make<float>({0, 0, 0, 0}, Dims{1, 4})); })
+            .find("aten::index_add") != std::string::npos);
+  CHECK(message_of<ShapeError>([&] { (void)index_add(x, 0, idx({0, 1}, Dims{1, 2}), make<float>({0, 0, 0, 0}, Dims{1, 4})); })
+            .find("index is supposed to be a vector") != std::string::npos);
 }
 
 TEST_CASE("one_hot: classes, num_classes = -1, shapes", "[ops][indexing]") {

@@ -217,11 +217,36 @@ TEST_CASE("resize ops: errors name the op and the operand", "[ops][resize][error
   const std::vector<ops::Arg> neg = {AnyTensor(x1), ops::Arg(), V{-1.0}};
   CHECK_THROWS_AS(ops::call_by_name("aten::upsample_nearest1d", neg), ValueError);
   // interpolate
-  CHECK_THROWS_AS(interpolate(x2, Dims{3, 3}, std::nullopt, "bicubic"), ValueError);
-  throws([&] { interpolate(x2, Dims{3, 3}, std::nullopt, "bicubic"); }, "interpolate: input [1, 1, 4, 5], mode 'bicubic': mode is not supported");
+  CHECK_THROWS_AS(interpolate(x2, Dims{3, 3}, std::nullopt, "area"), ValueError);
+  throws([&] { interpolate(x2, Dims{3, 3}, std::nullopt, "area"); }, "interpolate: input [1, 1, 4, 5], mode 'area': mode is not supported");
+  CHECK_THROWS_AS(interpolate(x1, Dims{3}, std::nullopt, "bicubic"), ShapeError);
   CHECK_THROWS_AS(interpolate(x2, Dims{3, 3}, V{2.0}), ValueError);
   CHECK_THROWS_AS(interpolate(x2, std::nullopt), ValueError);
   CHECK_THROWS_AS(interpolate(x2, Dims{3, 3}, std::nullopt, "nearest", true), ValueError);
   CHECK_THROWS_AS(interpolate(x1, Dims{3, 3}, std::nullopt, "bilinear"), ShapeError);
   throws([&] { interpolate(x2, Dims{3}, std::nullopt, "linear"); }, "expected a 3-D input");
+}
+
+TEST_CASE("upsample_bicubic2d / interpolate(mode='bicubic'): torch 1.13 values", "[ops][resize]") {
+  // x = (arange(12.) ** 2 % 7).reshape(1, 1, 3, 4); F.interpolate(x, (5, 6), mode='bicubic',
+  // align_corners=False / True) and (2, 3) (downsampling), printed with 7 digits
+  std::vector<double> xv;
+  for (int i = 0; i < 12; ++i) xv.push_back((i * i) % 7);
+  const Tensor<float> x = optest::make<float>(xv, Dims{1, 1, 3, 4});
+  const std::vector<double> up = {-0.2704722, -0.07524984, 1.340083, 3.972417, 3.57525, 2.010056, 0.7337644, 1.449751, 2.393584,
+                                  2.846916, 1.978249, 0.9338197, 1.826389, 3.28125, 3.760417, 1.552084, 0.21875, -0.08680522,
+                                  1.299014, 3.138375, 4.04975, 1.874751, 0.9736257, 1.05257, 0.6352503, 2.6305, 3.993825, 2.414676,
+                                  1.9655, 2.200334};
+  const std::vector<double> up_ac = {0, 0.2879999, 1.672001, 3.688001, 3.548, 2.000001, 1.09375, 1.9645, 2.65675, 2.6095,
+                                     1.777749, 0.8125005, 2, 3.548, 3.688, 1.671999, 0.2879988, 2.384186e-07, 1.6875, 3.605625,
+                                     4.001, 1.859, 0.730374, 0.8125002, 1, 3.052, 3.936, 2.424, 1.783999, 2};
+  const std::vector<double> down = {0.6313974, 2.763672, 1.764002, 1.742278, 3.167969, 1.461717};
+  const double e = 4e-6;
+  check_near(vals(interpolate(x, Dims{5, 6}, std::nullopt, "bicubic", false)), up, e, e);
+  check_near(vals(interpolate(x, Dims{5, 6}, std::nullopt, "bicubic", true)), up_ac, e, e);
+  check_near(vals(interpolate(x, Dims{2, 3}, std::nullopt, "bicubic")), down, e, e);
+  const std::vector<ops::Arg> a = {AnyTensor(Tensor<double>(x.to<double>())), std::vector<int64_t>{5, 6}, false, ops::Arg(),
+                                   ops::Arg()};
+  check_near(vals(ops::call_by_name("aten::upsample_bicubic2d", a).get<double>()), up, e, e);
+  check_near(vals(interpolate(x, Dims{3, 4}, std::nullopt, "bicubic")), xv, 0, 0);  // equal sizes copy
 }

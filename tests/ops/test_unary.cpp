@@ -81,6 +81,19 @@ TEST_CASE("square: floats, wrapping integers, bool, strided", "[ops][unary]") {
   check_values(square(Tensor<bool>{true, false}), {1, 0});
 }
 
+TEST_CASE("reciprocal and acos: values by hand, integers in float32, edges", "[ops][unary]") {
+  // 1/x by hand; 1/0 = inf and 1/-0 = -inf (IEEE, as torch.reciprocal)
+  check_values(reciprocal(Tensor<float>{{2, -4}, {0.5f, 8}}), {0.5, -0.25, 2, 0.125});
+  const Tensor<float> r0 = reciprocal(Tensor<float>{0.0f, -0.0f});
+  CHECK(r0.data_ptr()[0] == std::numeric_limits<float>::infinity());
+  CHECK(r0.data_ptr()[1] == -std::numeric_limits<float>::infinity());
+  check_values(reciprocal(Tensor<int64_t>{4, -2}), {0.25, -0.5});  // torch: int64 -> float32
+  // acos(1) = 0, acos(0) = pi/2, acos(-1) = pi, acos(0.5) = pi/3; |x| > 1 is NaN
+  const double pi = 3.14159265358979323846;
+  check_values(acos(Tensor<double>{1, 0, -1, 0.5}), {0, pi / 2, pi, pi / 3}, 1e-15);
+  check_values(acos(Tensor<float>{2.0f, -1.5f}), {NAN, NAN});
+}
+
 TEST_CASE("NaN passes through relu, clamp and abs", "[ops][unary][nan]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Tensor<float> x = {nan, -1.0f, 2.0f};

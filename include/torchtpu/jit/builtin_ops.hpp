@@ -148,16 +148,33 @@ inline AnyTensor operand_as(const Value& v, ScalarType dtype, const char* name) 
   });
 }
 
+/// `v` as a tensor: a tensor as it is, a number (from prim::NumToTensor, which passes numbers
+/// through so shape arithmetic stays on the host) as the 0-dim tensor torch made of it.
+/// **Errors:** TypeError for any other kind of value.
+inline AnyTensor tensor_or_number(const Value& v, const char* name) {
+  return v.is_scalar() && !v.is_tensor() ? operand_as(v, number_dtype(v), name) : v.any(name);
+}
+
+/// Activation `ep` on `x` of any dtype, as torch computes it: relu and clamp keep the dtype
+/// (integer bounds clipped to its range), the others compute in x's floating dtype (float32 for
+/// integers and bool).
+inline AnyTensor activation_any(const Epilogue& ep, const AnyTensor& x) {
+  return x.visit([&]<class U>(const Tensor<U>& t) {
+    AnyTensor r;
+    kernels::with_epilogue(ep, t, [&](const auto& e) {
+      r = AnyTensor(Tensor<typename std::decay_t<decltype(e)>::value_type>(e));
+    });
+    return r;
+  });
+}
+
 /// A binary node whose result is not float32 (integer arithmetic on ids and shapes, float64,
 /// float16, bfloat16), computed in the result dtype. An in-place form (`add_`) writes the result
 /// into `a`, converted to its dtype where torch allows the cast (not float into an integer, not
-/// a number into bool), and returns `a`. **Errors:** TypeError for a fused activation (float32
-/// only so far) or a cast torch refuses; ShapeError when the result's shape is not `a`'s.
+/// a number into bool), and returns `a`; a fused activation runs on the result (`activation_any`).
+/// **Errors:** TypeError for a cast torch refuses; ShapeError when the result's shape is not `a`'s.
 inline void binary_any(OpContext& ctx, Bin op, const char* name, const Value& a, const Value& b, double alpha,
                        const std::string& mode, ScalarType r, bool in_place) {
-  if (ctx.epilogue.active())
-    throw TypeError(std::string(name) + ": fused activations compute in float32 only so far (" +
-                    std::string(dtype_name(r)) + " result)");
   const AnyTensor x = operand_as(a, r, name), y = operand_as(b, r, name);
   AnyTensor res = AnyTensor::dispatch(r, [&]<class U>(std::type_identity<U>) -> AnyTensor {
     const Tensor<U>& tx = x.get<U>();
@@ -203,9 +220,11 @@ inline void binary_any(OpContext& ctx, Bin op, const char* name, const Value& a,
     }
   });
   if (!in_place) {
-    ctx.out[0] = Value(std::move(res));
+    // an activation the fusion pass moved into this node runs on the result, as its own node would
+    ctx.out[0] = Value(ctx.epilogue.active() ? activation_any(ctx.epilogue, res) : std::move(res));
     return;
   }
+  if (ctx.epilogue.active()) res = activation_any(ctx.epilogue, res);
   const AnyTensor& self = a.any(name);
   const ScalarType st = self.dtype();
   if ((is_floating(r) && !is_floating(st)) || (r != ScalarType::Bool && st == ScalarType::Bool))
@@ -279,8 +298,25 @@ inline void binary(OpContext& ctx, Bin op, const char* name, bool reverse, bool 
 }
 
 /// An activation `kind` applied to argument 0 (in place when `in_place`).
+/// An activation node: float32 through the fused cpu kernels, any other dtype through
+/// `activation_any`. **Errors:** TypeError when an in-place form's result dtype is not x's
+/// (e.g. `sigmoid_` on int64, which torch refuses too).
 inline void activation(OpContext& ctx, Epilogue ep, const char* name, bool in_place) {
-  const FloatTensor& x = ctx.arg(0, name).tensor(name);
+  const Value& v = ctx.arg(0, name);
+  if (v.is_tensor() && v.any(name).dtype() != ScalarType::Float) {
+    const AnyTensor& x = v.any(name);
+    AnyTensor r = activation_any(ep, x);
+    if (in_place) {
+      if (r.dtype() != x.dtype())
+        throw TypeError(std::string(name) + ": result type " + std::string(dtype_name(r.dtype())) +
+                        " can't be cast to the " + std::string(dtype_name(x.dtype())) + " tensor it writes into");
+      x.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(r.get<U>()); });
+      r = x;
+    }
+    ctx.out[0] = Value(std::move(r));
+    return;
+  }
+  const FloatTensor& x = v.tensor(name);
   if (in_place) {
     kernels::eval_into(x, ep, x);
     ctx.out[0] = Value(x);
@@ -790,11 +826,34 @@ inline void register_builtin_ops(Registry& r) {
     const bool keep = c.in.size() > 2 && c.in[2]->is_bool() && c.in[2]->to_bool();
     c.out[0] = Value(FloatTensor(torchtpu::mean(c.arg(0, n).tensor(n), reduce_dims(c, n), keep)));
   });
+  // sum(x, dtype) / sum(x, dims, keepdim, dtype): any dtype, as torch: integers and bool sum in
+  // int64, floating types in their own; `dtype` (when given) converts x first
   def("aten::sum", [reduce_dims](OpContext& c) {
     const char* n = "aten::sum";
     const bool keep = c.in.size() > 2 && c.in[2]->is_bool() && c.in[2]->to_bool();
-    c.out[0] = Value(FloatTensor(torchtpu::sum(c.arg(0, n).tensor(n), reduce_dims(c, n), keep)));
+    const size_t dtype_at = c.in.size() > 2 ? 3 : 1;
+    AnyTensor x = c.arg(0, n).any(n);
+    if (c.in.size() > dtype_at && c.in[dtype_at]->is_int())
+      x = ops::detail::to_dtype(x, ops::detail::from_torch_dtype(c.in[dtype_at]->to_int(), n));
+    const Dims dims = reduce_dims(c, n);
+    c.out[0] = Value(x.visit([&]<class U>(const Tensor<U>& t) {
+      return AnyTensor(Tensor<sum_result_t<U>>(torchtpu::sum(t, dims, keep)));
+    }));
   });
+  // aten::all / aten::any: (self), (self, dim, keepdim), (self, dim[], keepdim); any dtype, bool
+  // result (ops::AllOp / ops::AnyOp, ops/reduce.hpp)
+  for (const bool is_all : {true, false}) {
+    const char* name = is_all ? "aten::all" : "aten::any";
+    def(name, [is_all, name](OpContext& c) {
+      Dims dims;
+      if (c.in.size() > 1 && !c.in[1]->is_none())
+        dims = c.in[1]->is_int() ? Dims{c.in[1]->to_int(name)} : c.in[1]->to_dims(name);
+      const bool keep = c.in.size() > 2 && c.in[2]->is_bool() && c.in[2]->to_bool();
+      c.out[0] = Value(c.arg(0, name).any(name).visit([&]<class U>(const Tensor<U>& t) {
+        return AnyTensor(is_all ? Tensor<bool>(torchtpu::all(t, dims, keep)) : Tensor<bool>(torchtpu::any(t, dims, keep)));
+      }));
+    });
+  }
   def("aten::softmax", [](OpContext& c) {
     const char* n = "aten::softmax";
     c.out[0] = Value(FloatTensor(torchtpu::softmax(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n))));
@@ -809,8 +868,7 @@ inline void register_builtin_ops(Registry& r) {
     const char* n = "aten::to";
     // a number: prim::NumToTensor passes numbers through (shape arithmetic stays on the host);
     // here it becomes the 0-dim tensor torch made of it (`torch.tensor(x.size(-1), dtype=...)`)
-    const Value& x0 = c.arg(0, n);
-    const AnyTensor x = x0.is_scalar() && !x0.is_tensor() ? operand_as(x0, number_dtype(x0), n) : x0.any(n);
+    const AnyTensor x = tensor_or_number(c.arg(0, n), n);
     const Value& a = c.arg(1, n);
     ScalarType want = x.dtype();
     size_t copy_at = 3;
@@ -833,10 +891,14 @@ inline void register_builtin_ops(Registry& r) {
   });
   def("aten::type_as", [](OpContext& c) {
     const char* n = "aten::type_as";
-    c.out[0] = Value(ops::detail::to_dtype(c.arg(0, n).any(n), c.arg(1, n).any(n).dtype()));
+    c.out[0] = Value(ops::detail::to_dtype(tensor_or_number(c.arg(0, n), n), c.arg(1, n).any(n).dtype()));
   });
 
   // ---- views and copies -------------------------------------------------------------------
+  def("aten::tile", [](OpContext& c) {  // torch.tile: ops::RepeatOp after the counts' leading 1s
+    const char* n = "aten::tile";
+    c.out[0] = Value(torchtpu::tile(c.arg(0, n).any(n), c.arg(1, n).to_dims(n)));
+  });
   def("aten::flatten", [](OpContext& c) {
     const char* n = "aten::flatten";
     const int64_t a = c.arg(1, n).to_int(n), b = c.arg(2, n).to_int(n);
@@ -1035,8 +1097,7 @@ inline void register_builtin_ops(Registry& r) {
       return "approximate=" + show(in[1]) + " (torch knows 'none' and 'tanh')";
     });
   check("aten::softmax", [](std::span<const Value* const> in) { return check_dtype(in, 2); });
-  for (const char* n : {"aten::mean", "aten::sum"})
-    check(n, [](std::span<const Value* const> in) { return check_dtype(in, in.size() == 2 ? 1 : 3); });
+  check("aten::mean", [](std::span<const Value* const> in) { return check_dtype(in, in.size() == 2 ? 1 : 3); });
   check("aten::_native_multi_head_attention", [](std::span<const Value* const> in) -> std::string {
     if (in.size() > 9 && !(in[9] && in[9]->is_none())) return "mask=" + show(in[9]) + " (attention masks are not supported)";
     return "";

@@ -15,7 +15,7 @@
 #include "arith.hpp"     // elementwise op structs (ElementwiseOps)
 #include "attention.hpp" // ScaledDotProductAttentionOp
 #include "compare.hpp"   // elementwise op structs
-#include "conv.hpp"      // ConvolutionOp, Conv1dOp, Conv2dOp, Conv3dOp, ConvTranspose1dOp, ConvTranspose2dOp, ConvTranspose3dOp
+#include "conv.hpp"      // ConvolutionOp, ConvolutionModeOp, Im2colOp, Col2imOp, Conv1dOp, Conv2dOp, Conv3dOp, ConvTranspose1dOp, ConvTranspose2dOp, ConvTranspose3dOp
 #include "pool.hpp"      // MaxPool2dOp, MaxPool1dOp, AvgPool2dOp, AvgPool1dOp, AdaptiveAvgPool2dOp, AdaptiveAvgPool1dOp
 #include "pool_indices.hpp"  // MaxPool2dWithIndicesOp, MaxPool1dWithIndicesOp, AdaptiveMaxPool2dOp, AdaptiveMaxPool1dOp
 #include "math.hpp"      // CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp
@@ -23,9 +23,9 @@
 #include "loss.hpp"      // LogSoftmaxOp, MseLossOp, NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp, EmbeddingBagOp
 #include "linalg.hpp"    // EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp, LerpOp, NanToNumOp
 #include "factory.hpp"   // ZerosLikeOp, OnesLikeOp, FullLikeOp, EmptyLikeOp, NewZerosOp, NewOnesOp, NewFullOp, NewEmptyOp, ZerosOp, OnesOp, FullOp, EmptyOp, FillOp, ZeroOp, CopyInplaceOp
-#include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp, EmbeddingOp
+#include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, IndexAddOp, IndexAddInplaceOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp, EmbeddingOp
 #include "reduce.hpp"    // reduction op structs
-#include "resize.hpp"    // UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp, UpsampleBilinear2dOp
+#include "resize.hpp"    // UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp, UpsampleBilinear2dOp, UpsampleBicubic2dOp
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
 #include "unary.hpp"     // elementwise op structs
 #include "sort.hpp"      // SortOp, ArgsortOp, TopkOp
@@ -77,7 +77,8 @@ using ElementwiseOps = OpList<
 /// float32, predicates give bool): model graphs register these by their aten names with a
 /// dtype-generic kernel and lowering (jit/library_ops.hpp, jit/lower.hpp).
 /// (`BitwiseNotOp` is `integral_only`: bool and integers, the others refused.)
-using UnaryOps = OpList<NegOp, SquareOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, RsqrtOp, SinOp, CosOp, ErfOp,
+using UnaryOps = OpList<NegOp, SquareOp, AbsOp, ExpOp, LogOp, Log1pOp, Expm1Op, SqrtOp, RsqrtOp, ReciprocalOp, SinOp, CosOp,
+                        AcosOp, ErfOp,
                         LogicalNotOp, BitwiseNotOp, FloorOp, CeilOp, TruncOp, RoundOp, SignOp, IsnanOp, IsinfOp,
                         IsfiniteOp>;
 
@@ -90,14 +91,15 @@ using BinaryGraphOps = OpList<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp, LogicalAndOp, 
 
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
-                          TakeAlongDimOp, ScatterOp, ScatterAddOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp, EmbeddingOp, PadOp,
+                          TakeAlongDimOp, ScatterOp, ScatterAddOp, IndexAddOp, IndexAddInplaceOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp,
+                          EmbeddingOp, PadOp,
                           ConstantPadNdOp, CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp, LayerNormOp,
                           RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp, LogSoftmaxOp, MseLossOp,
                           NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp,
                           EmbeddingBagOp, ScaledDotProductAttentionOp, SortOp, ArgsortOp, TopkOp,
                           EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp,
                           LerpOp, NanToNumOp, UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp,
-                          UpsampleBilinear2dOp, ConvolutionOp, Conv1dOp, Conv2dOp, Conv3dOp, MaxPool2dOp,
+                          UpsampleBilinear2dOp, UpsampleBicubic2dOp, ConvolutionOp, ConvolutionModeOp, Im2colOp, Col2imOp, Conv1dOp, Conv2dOp, Conv3dOp, MaxPool2dOp,
                           AvgPool2dOp, AdaptiveAvgPool2dOp, IndexOp, IndexPutOp, IndexPutInplaceOp, NonzeroOp,
                           MaskedSelectOp, ConvTranspose1dOp, ConvTranspose2dOp, ConvTranspose3dOp, MaxPool1dOp,
                           AvgPool1dOp, AdaptiveAvgPool1dOp, MaxPool2dWithIndicesOp, MaxPool1dWithIndicesOp,

@@ -645,6 +645,28 @@ struct ConvolutionOp : detail::ConvBase<ConvolutionOp> {
   static Args args(const R& r) { return detail::conv_args(r, aten, true, 0); }
 };
 
+/// Convolution with a string padding as traced models hold it (torch.nn.functional.conv1d/2d/3d
+/// with `padding='same'` or `'valid'` trace to aten::_convolution_mode): as ConvolutionOp (not
+/// transposed), the spatial rank read from the weight; 'same' needs stride 1 and puts the extra
+/// element of an odd total padding after, as torch does.
+/// **Errors:** as ConvolutionOp; ValueError for another padding string.
+/// **Source:** at::_convolution_mode (aten/src/ATen/native/Convolution.cpp).
+struct ConvolutionModeOp : detail::ConvBase<ConvolutionModeOp> {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "convolution_mode", aten = "aten::_convolution_mode";
+  static constexpr std::string_view schema =
+      "aten::_convolution_mode(Tensor input, Tensor weight, Tensor? bias, int[] stride, str padding, int[] dilation, "
+      "int groups) -> Tensor";
+  ///@}
+  /// No typed function reaches it (model graphs and `ops::call_by_name` do; the typed
+  /// conv1d/2d/3d take the same string padding).
+  static constexpr std::string_view api = "";
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return detail::conv_args(r, aten, false, 0); }
+};
+
 /// 1-D convolution (torch.nn.functional.conv1d): as ConvolutionOp with a 3-D weight; `padding`
 /// may be 'valid' or 'same' (stride 1; the extra element of an odd total padding goes after).
 struct Conv1dOp : detail::ConvBase<Conv1dOp> {
@@ -784,8 +806,265 @@ inline ConvArgs conv_front(std::string_view op, const std::vector<int64_t>& stri
 }
 }  // namespace detail
 
+namespace detail {
+/// The arguments im2col and col2im share: 2 values each (one value is repeated).
+struct WindowArgs {
+  int64_t k[2] = {1, 1}, d[2] = {1, 1}, p[2] = {0, 0}, s[2] = {1, 1};  ///< kernel, dilation, padding, stride
+  int64_t out[2] = {0, 0};  ///< col2im's output_size
+  /// `l` (1 or 2 values) into `dst`. **Errors:** ValueError naming `op` and `what` otherwise.
+  static void read(const std::vector<int64_t>& l, int64_t* dst, std::string_view op, std::string_view what) {
+    if (l.size() != 1 && l.size() != 2)
+      throw ValueError(std::string(op) + ": " + std::string(what) + " must have 2 values, got " + std::to_string(l.size()));
+    dst[0] = l[0];
+    dst[1] = l.size() == 2 ? l[1] : l[0];
+  }
+  /// Sliding-window positions per spatial dim of an `h x w` input. **Errors:** ValueError for a
+  /// non-positive kernel, dilation or stride or a negative padding; ShapeError when the window
+  /// does not fit (naming `op` and `desc`).
+  void blocks(int64_t h, int64_t w, int64_t* nb, std::string_view op, const std::string& desc) const {
+    const int64_t in[2] = {h, w};
+    for (int j = 0; j < 2; ++j) {
+      if (k[j] <= 0 || d[j] <= 0 || s[j] <= 0 || p[j] < 0)
+        throw ValueError(std::string(op) + ": kernel_size, dilation and stride must be positive and padding "
+                         "non-negative, got kernel_size " + conv_ints_str(k, 2) + ", dilation " + conv_ints_str(d, 2) +
+                         ", padding " + conv_ints_str(p, 2) + ", stride " + conv_ints_str(s, 2));
+      nb[j] = (in[j] + 2 * p[j] - d[j] * (k[j] - 1) - 1) / s[j] + 1;
+      if (in[j] + 2 * p[j] - d[j] * (k[j] - 1) - 1 < 0 || nb[j] <= 0)
+        throw ShapeError(std::string(op) + ": the " + conv_ints_str(k, 2) + " window (dilation " + conv_ints_str(d, 2) +
+                         ", padding " + conv_ints_str(p, 2) + ") does not fit the spatial size [" + std::to_string(h) +
+                         ", " + std::to_string(w) + "] (operands " + desc + ")");
+    }
+  }
+  /// The element of `t` at `idx` (one index per dim, in range).
+  template <element T>
+  static T& elem(const Tensor<T>& t, std::initializer_list<int64_t> idx) {
+    int64_t off = 0, d = 0;
+    for (int64_t i : idx) off += i * t.stride(static_cast<int>(d++));
+    return t.data_ptr()[off];
+  }
+  /// The one-hot weight `[C·kh·kw, 1, kh, kw]` that picks window element `k` into channel
+  /// `c·kh·kw + k`: im2col is the grouped convolution with it, col2im the transposed one.
+  template <class B>
+  auto one_hot_weight(B& b, int64_t C, ScalarType t) const {
+    const int64_t K = k[0] * k[1];
+    std::vector<double> w(static_cast<size_t>(C * K * K), 0.0);
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t e = 0; e < K; ++e) w[static_cast<size_t>((c * K + e) * K + e)] = 1.0;
+    return b.constant_data(t, {C * K, 1, k[0], k[1]}, w);
+  }
+  /// The equivalent grouped convolution's arguments (`transposed` for col2im, with the
+  /// output_padding `op` that makes its output `out`).
+  ConvArgs conv(int64_t C, bool transposed, const int64_t* op = nullptr) const {
+    ConvArgs a;
+    a.rank = 2;
+    a.groups = C;
+    a.transposed = transposed;
+    for (int j = 0; j < 2; ++j) {
+      a.stride.v[j] = s[j];
+      a.padding.v[j] = p[j];
+      a.dilation.v[j] = d[j];
+      a.output_padding.v[j] = op ? op[j] : 0;
+    }
+    a.stride.n = a.padding.n = a.dilation.n = a.output_padding.n = 2;
+    return a;
+  }
+};
+}  // namespace detail
+
+/// Sliding local blocks of a batched image as columns (torch.nn.functional.unfold, which traces
+/// to aten::im2col): `out[n, (c·kh + i)·kw + j, l] = x[n, c, oh·sh − ph + i·dh, ow·sw − pw + j·dw]`
+/// (0 outside the image) with `l = oh · OW + ow`.
+///
+/// **Shapes:** `self: [N, C, H, W]` or unbatched `[C, H, W]` → `[N, C·kh·kw, OH·OW]` (or
+/// `[C·kh·kw, OH·OW]`), `O = (S + 2p − d (k − 1) − 1) / s + 1` per dim. Each argument: 1 or 2 values.
+/// **Dtypes:** float16, bfloat16, float32, float64 (the result's). The values are copied, not
+/// computed: every dtype is exact.
+/// **Errors:** TypeError for another dtype; ShapeError for another rank or a window that does
+/// not fit; ValueError for a non-positive kernel, dilation or stride, a negative padding or an
+/// argument of another length (every message names the op and the operand).
+/// **Source:** torch.nn.functional.unfold (aten/src/ATen/native/Im2Col.cpp). **Lowering:** the
+/// grouped convolution with a one-hot `[C·kh·kw, 1, kh, kw]` weight, reshaped.
+struct Im2colOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "im2col", aten = "aten::im2col";
+  static constexpr std::string_view schema =
+      "aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::floating();
+  /// Non-tensor arguments.
+  using Args = detail::WindowArgs;
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) {
+    Args a;
+    Args::read(r.to_ints("kernel_size"), a.k, aten, "kernel_size");
+    Args::read(r.to_ints("dilation"), a.d, aten, "dilation");
+    Args::read(r.to_ints("padding"), a.p, aten, "padding");
+    Args::read(r.to_ints("stride"), a.s, aten, "stride");
+    return a;
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    const TensorMeta& x = in[0];
+    if (!is_floating(x.dtype)) throw TypeError("aten::im2col: expected a floating point input (operands " + describe(in) + ")");
+    if (x.dim() != 3 && x.dim() != 4)
+      throw ShapeError("aten::im2col: expected a 3-D (unbatched) or 4-D (batched) input (operands " + describe(in) + ")");
+    const int o = x.dim() - 3;
+    int64_t nb[2];
+    a.blocks(x.sizes[o + 1], x.sizes[o + 2], nb, aten, describe(in));
+    Dims out = o ? Dims{x.sizes[0], x.sizes[1] * a.k[0] * a.k[1], nb[0] * nb[1]}
+                 : Dims{x.sizes[0] * a.k[0] * a.k[1], nb[0] * nb[1]};
+    return TensorMeta{x.dtype, out, Device{}, true};
+  }
+  /// CPU kernel: one copy per (block element, window position).
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    const Tensor<T> x = in[0].dim() == 3 ? in[0].unsqueeze(0) : in[0];
+    Tensor<T> o = out.dim() == 2 ? out.unsqueeze(0) : out;
+    const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+    int64_t nb[2];
+    a.blocks(H, W, nb, aten, "");
+    const int64_t K = a.k[0] * a.k[1];
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < a.k[0]; ++i)
+          for (int64_t j = 0; j < a.k[1]; ++j) {
+            const int64_t row = c * K + i * a.k[1] + j;
+            for (int64_t oh = 0; oh < nb[0]; ++oh) {
+              const int64_t h = oh * a.s[0] - a.p[0] + i * a.d[0];
+              for (int64_t ow = 0; ow < nb[1]; ++ow) {
+                const int64_t w = ow * a.s[1] - a.p[1] + j * a.d[1];
+                const bool inside = h >= 0 && h < H && w >= 0 && w < W;
+                Args::elem(o, {n, row, oh * nb[1] + ow}) = inside ? Args::elem(x, {n, c, h, w}) : T(0);
+              }
+            }
+          }
+  }
+  /// StableHLO: Args::one_hot_weight's grouped convolution, reshaped to columns.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    const bool batched = in[0].dims.size() == 4;
+    const int64_t C = in[0].dims[batched ? 1 : 0];
+    const V w = a.one_hot_weight(b, C, in[0].dtype);
+    const V ops[2] = {in[0], w};
+    return b.reshape(detail::conv_lower(b, std::span<const V>(ops, 2), a.conv(C, false), aten), std::vector<int64_t>(out.begin(), out.end()));
+  }
+};
+
+/// Columns summed back into a batched image (torch.nn.functional.fold, which traces to
+/// aten::col2im): the adjoint of Im2colOp, `out[n, c, h, w] = Σ self[n, (c·kh + i)·kw + j, l]`
+/// over the blocks `l` and window elements `(i, j)` that cover `(h, w)`.
+///
+/// **Shapes:** `self: [N, C·kh·kw, L]` or unbatched `[C·kh·kw, L]` with `L` the number of
+/// blocks Im2colOp gives for `output_size` → `[N, C, H, W]` (or `[C, H, W]`), `[H, W] = output_size`.
+/// **Dtypes:** float16, bfloat16, float32, float64; the sums accumulate in float32 (float64 for
+/// float64) and round once.
+/// **Errors:** TypeError for another dtype; ShapeError for another rank, a channel count not
+/// divisible by kh·kw or a block count that does not match; ValueError as Im2colOp's.
+/// **Source:** torch.nn.functional.fold (aten/src/ATen/native/Col2Im.cpp). **Lowering:** the
+/// transposed grouped convolution with Im2colOp's one-hot weight (sums may round in another order).
+struct Col2imOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "col2im", aten = "aten::col2im";
+  static constexpr std::string_view schema =
+      "aten::col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
+      "int[2] stride) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::floating();
+  /// Non-tensor arguments.
+  using Args = detail::WindowArgs;
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) {
+    Args a;
+    Args::read(r.to_ints("output_size"), a.out, aten, "output_size");
+    Args::read(r.to_ints("kernel_size"), a.k, aten, "kernel_size");
+    Args::read(r.to_ints("dilation"), a.d, aten, "dilation");
+    Args::read(r.to_ints("padding"), a.p, aten, "padding");
+    Args::read(r.to_ints("stride"), a.s, aten, "stride");
+    return a;
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    const TensorMeta& x = in[0];
+    if (!is_floating(x.dtype)) throw TypeError("aten::col2im: expected a floating point input (operands " + describe(in) + ")");
+    if (x.dim() != 2 && x.dim() != 3)
+      throw ShapeError("aten::col2im: expected a 2-D (unbatched) or 3-D (batched) input (operands " + describe(in) + ")");
+    const int o = x.dim() - 2;
+    const int64_t K = a.k[0] * a.k[1];
+    int64_t nb[2];
+    a.blocks(a.out[0], a.out[1], nb, aten, describe(in));
+    if (K <= 0 || x.sizes[o] % K != 0)
+      throw ShapeError("aten::col2im: expected the input's size at dim " + std::to_string(o) +
+                       " to be divisible by the product of kernel_size " + detail::conv_ints_str(a.k, 2) + " (operands " +
+                       describe(in) + ")");
+    if (x.sizes[o + 1] != nb[0] * nb[1])
+      throw ShapeError("aten::col2im: given output_size " + detail::conv_ints_str(a.out, 2) + ", kernel_size " +
+                       detail::conv_ints_str(a.k, 2) + ", dilation " + detail::conv_ints_str(a.d, 2) + ", padding " +
+                       detail::conv_ints_str(a.p, 2) + ", stride " + detail::conv_ints_str(a.s, 2) + ", expected " +
+                       std::to_string(nb[0] * nb[1]) + " blocks at dim " + std::to_string(o + 1) + " (operands " +
+                       describe(in) + ")");
+    const int64_t C = x.sizes[o] / K;
+    Dims out = o ? Dims{x.sizes[0], C, a.out[0], a.out[1]} : Dims{C, a.out[0], a.out[1]};
+    return TensorMeta{x.dtype, out, Device{}, true};
+  }
+  /// CPU kernel: the sums accumulated per output element in opmath, written once.
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    const Tensor<T> x = in[0].dim() == 2 ? in[0].unsqueeze(0) : in[0];
+    Tensor<T> o = out.dim() == 3 ? out.unsqueeze(0) : out;
+    const int64_t N = o.size(0), C = o.size(1), H = o.size(2), W = o.size(3);
+    int64_t nb[2];
+    a.blocks(H, W, nb, aten, "");
+    const int64_t K = a.k[0] * a.k[1];
+    using Acc = opmath_t<T>;
+    std::vector<Acc> acc(static_cast<size_t>(H * W));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        std::fill(acc.begin(), acc.end(), Acc(0));
+        for (int64_t i = 0; i < a.k[0]; ++i)
+          for (int64_t j = 0; j < a.k[1]; ++j) {
+            const int64_t row = c * K + i * a.k[1] + j;
+            for (int64_t oh = 0; oh < nb[0]; ++oh) {
+              const int64_t h = oh * a.s[0] - a.p[0] + i * a.d[0];
+              if (h < 0 || h >= H) continue;
+              for (int64_t ow = 0; ow < nb[1]; ++ow) {
+                const int64_t w = ow * a.s[1] - a.p[1] + j * a.d[1];
+                if (w >= 0 && w < W)
+                  acc[static_cast<size_t>(h * W + w)] += static_cast<Acc>(Args::elem(x, {n, row, oh * nb[1] + ow}));
+              }
+            }
+          }
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t w = 0; w < W; ++w) Args::elem(o, {n, c, h, w}) = static_cast<T>(acc[static_cast<size_t>(h * W + w)]);
+      }
+  }
+  /// StableHLO: the transposed grouped convolution with Im2colOp's one-hot weight.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims&) {
+    const bool batched = in[0].dims.size() == 3;
+    const int64_t K = a.k[0] * a.k[1], C = in[0].dims[batched ? 1 : 0] / K;
+    int64_t nb[2], op[2];
+    a.blocks(a.out[0], a.out[1], nb, aten, "");
+    for (int j = 0; j < 2; ++j) op[j] = a.out[j] - ((nb[j] - 1) * a.s[j] - 2 * a.p[j] + a.d[j] * (a.k[j] - 1) + 1);
+    std::vector<int64_t> grid = in[0].dims;
+    grid.pop_back();
+    grid.push_back(nb[0]);
+    grid.push_back(nb[1]);
+    const V ops[2] = {b.reshape(in[0], grid), a.one_hot_weight(b, C, in[0].dtype)};
+    return detail::conv_lower(b, std::span<const V>(ops, 2), a.conv(C, true, op), aten);
+  }
+};
+
 // Each op's entry point, compiled once in TORCHTPU_SEPARATE_OPS programs (ops/library.hpp).
 TORCHTPU_LIBRARY_OP(ConvolutionOp);
+TORCHTPU_LIBRARY_OP(ConvolutionModeOp);
+TORCHTPU_LIBRARY_OP(Im2colOp);
+TORCHTPU_LIBRARY_OP(Col2imOp);
 TORCHTPU_LIBRARY_OP(Conv1dOp);
 TORCHTPU_LIBRARY_OP(Conv2dOp);
 TORCHTPU_LIBRARY_OP(Conv3dOp);

@@ -712,6 +712,127 @@ struct MaskedFillOp {
   }
 };
 
+/// `self` with `alpha · source.select(dim, i)` added to `self.select(dim, index[i])` for every
+/// `i` (torch.index_add); repeated indices accumulate. Mixture-of-experts layers trace to its
+/// in-place form (IndexAddInplaceOp) to gather each expert's rows back.
+///
+/// **Shapes:** `self: [..., n, ...]` (`n` at `dim`), `index: [k]` (or 0-dim, k = 1), `source`
+/// of `self`'s shape with `k` at `dim` → `self`'s shape.
+/// **Dtypes:** all eight (`source` of `self`'s dtype; bool adds as or, integers wrap); `index`
+/// int64 or int32; `alpha` a number converted to `self`'s dtype.
+/// **Errors:** TypeError for another index dtype or a `source` of another dtype; ShapeError for
+/// an index of rank > 1 or a `source` whose shape does not fit (naming every operand);
+/// IndexError for `dim` out of range or (cpu) an index outside `[0, n)` (torch does not wrap
+/// negative indices here; on PJRT devices a run-time check of the program).
+/// **Source:** torch.index_add. **Lowering:** the index broadcast to `source`'s shape along
+/// `dim`, then detail::lower_scatter with addition (float sums may round in another order than
+/// the cpu's sequential one).
+struct IndexAddOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "index_add", aten = "aten::index_add";
+  static constexpr std::string_view schema =
+      "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::all();
+  /// Non-tensor arguments.
+  struct Args {
+    int64_t dim = 0;        ///< the dim to add along
+    detail::Scalar alpha{0, 1, true};  ///< the factor of `source`
+  };
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return Args{r.to_int("dim"), detail::Scalar::read(r.get("alpha"), aten, "alpha")}; }
+  /// `index` is read as int64; `self` and `source` take the result dtype.
+  static ScalarType operand_dtype(size_t i, ScalarType, ScalarType result) { return i == 1 ? ScalarType::Int64 : result; }
+  /// Dtype and shape rule (`op` names the op in errors).
+  static TensorMeta infer_for(std::span<const TensorMeta> in, const Args& a, std::string_view op) {
+    const TensorMeta &x = in[0], &index = in[1], &src = in[2];
+    detail::require_index(index, in, op, "index", true);
+    if (index.dim() > 1)
+      throw ShapeError(std::string(op) + ": index is supposed to be a vector (operands " + describe(in) + ")");
+    if (src.dtype != x.dtype)
+      throw TypeError(std::string(op) + ": expected self and source of one dtype (operands " + describe(in) + ")");
+    const int d = wrap_dim(a.dim, x.dim(), op);
+    const int64_t k = numel(index.sizes);
+    bool ok = src.dim() == x.dim() || (x.dim() == 0 && src.dim() <= 1);
+    for (int e = 0; ok && e < x.dim(); ++e) ok = src.sizes[e] == (e == d ? k : x.sizes[e]);
+    if (!ok || (x.dim() == 0 && numel(src.sizes) != k))
+      throw ShapeError(std::string(op) + ": source must have self's shape with the index's length at dim " +
+                       std::to_string(d) + " (operands " + describe(in) + ")");
+    return TensorMeta{x.dtype, x.sizes, Device{}, true};
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) { return infer_for(in, a, aten); }
+  /// CPU kernel (`op` names the op in errors): a copy of `self`, then each source slice times
+  /// alpha added to its target slice, in index order.
+  template <element T>
+  static void cpu_for(std::span<const AnyTensor> in, const Args& a, Tensor<T>& out, std::string_view op) {
+    if (out.data_ptr() != in[0].get<T>().data_ptr()) out.copy_(in[0].get<T>());
+    const Tensor<int64_t> index = in[1].get<int64_t>().reshape(Dims{-1});
+    const Tensor<T>& src = in[2].get<T>();
+    const Tensor<T> o1 = out.dim() == 0 ? out.reshape(Dims{1}) : out;
+    const Tensor<T> s1 = src.dim() == 0 ? src.reshape(Dims{1}) : src;
+    const int d = wrap_dim(a.dim, o1.dim(), op);
+    const int64_t n = o1.size(d);
+    const T alpha = a.alpha.as<T>();
+    for (int64_t k = 0; k < index.numel(); ++k) {
+      const int64_t i = index.data_ptr()[k * index.stride(0)];
+      detail::check_index(i, n, d, op);
+      Tensor<T> dst = o1.select(d, i);
+      const Tensor<T> add = s1.select(d, k);
+      detail::for_each_index(dst.sizes(), [&](const int64_t* idx) {
+        T& t = detail::at_index(dst, idx);
+        const T v = detail::at_index(add, idx);
+        if constexpr (std::is_same_v<T, bool>) t = t || (v && alpha);
+        else if constexpr (std::is_integral_v<T>) {
+          using UT = std::make_unsigned_t<T>;
+          t = static_cast<T>(static_cast<UT>(t) + static_cast<UT>(v) * static_cast<UT>(alpha));
+        } else {
+          t = static_cast<T>(static_cast<opmath_t<T>>(t) + static_cast<opmath_t<T>>(alpha) * static_cast<opmath_t<T>>(v));
+        }
+      });
+    }
+  }
+  /// CPU kernel.
+  template <element T>
+  static void cpu(std::span<const AnyTensor> in, const Args& a, Tensor<T>& out) { cpu_for(in, a, out, aten); }
+  /// StableHLO: `alpha · source`, the index broadcast along `dim` to its shape, detail::lower_scatter.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims&) {
+    const V& x = in[0];
+    const bool scalar = x.dims.empty();
+    const V self = scalar ? b.reshape(x, {1}) : x;
+    V src = scalar ? b.reshape(in[2], {1}) : in[2];
+    const int d = scalar ? 0 : wrap_dim(a.dim, static_cast<int>(x.dims.size()), aten);
+    if (!(a.alpha.integral && a.alpha.i == 1)) src = b.multiply(src, a.alpha.constant(b, src.dtype, src.dims));
+    const V idx = b.broadcast_in_dim(b.reshape(in[1], {src.dims[static_cast<size_t>(d)]}), src.dims, {d});
+    const V r = detail::lower_scatter(b, self, d, idx, src, true, aten);
+    return scalar ? b.reshape(r, {}) : r;
+  }
+};
+
+/// `index_add` in place (Tensor.index_add_): the sums written into `self`, which is returned.
+///
+/// **Shapes, dtypes, errors:** as IndexAddOp. **Source:** torch.Tensor.index_add_.
+/// **Lowering:** IndexAddOp's; the graph rebinds `self`.
+struct IndexAddInplaceOp : IndexAddOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "index_add_", aten = "aten::index_add_";
+  static constexpr std::string_view schema =
+      "aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)";
+  ///@}
+  /// Writes its result into operand 0.
+  static constexpr bool in_place = true;
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) { return infer_for(in, a, aten); }
+  /// CPU kernel.
+  template <element T>
+  static void cpu(std::span<const AnyTensor> in, const Args& a, Tensor<T>& out) { cpu_for(in, a, out, aten); }
+};
+
 /// `masked_fill` in place (Tensor.masked_fill_): `value` written into `self` where `mask` is
 /// true; `self` is returned. Attention code traces to it (`scores.masked_fill_(mask, min)`).
 ///
@@ -826,6 +947,8 @@ TORCHTPU_LIBRARY_OP(GatherOp);
 TORCHTPU_LIBRARY_OP(TakeAlongDimOp);
 TORCHTPU_LIBRARY_OP(ScatterOp);
 TORCHTPU_LIBRARY_OP(ScatterAddOp);
+TORCHTPU_LIBRARY_OP(IndexAddOp);
+TORCHTPU_LIBRARY_OP(IndexAddInplaceOp);
 TORCHTPU_LIBRARY_OP(MaskedFillOp);
 TORCHTPU_LIBRARY_OP(MaskedFillInplaceOp);
 TORCHTPU_LIBRARY_OP(OneHotOp);
@@ -942,6 +1065,23 @@ template <std::same_as<AnyTensor> A>
 A scatter_add(const A& self, int64_t dim, const AnyTensor& index, const AnyTensor& src) {
   const std::vector<AnyTensor> in{self, index, src};
   return ops::call<ops::ScatterAddOp>(in, {dim});
+}
+
+/// `self` with `alpha · source` slices added at `index` along `dim` (torch.index_add); see
+/// ops::IndexAddOp.
+template <element T, int R, element I, int RI, int RS, class S = int64_t>
+  requires std::is_arithmetic_v<S>
+Tensor<T> index_add(const Tensor<T, R>& self, int64_t dim, const Tensor<I, RI>& index, const Tensor<T, RS>& source,
+                    S alpha = 1) {
+  const std::vector<AnyTensor> in{self, index, source};
+  return ops::call_mixed<ops::IndexAddOp, T>(in, {dim, ops::detail::scalar_of(alpha)});
+}
+/// Run-time typed `index_add`.
+template <std::same_as<AnyTensor> A, class S = int64_t>
+  requires std::is_arithmetic_v<S>
+A index_add(const A& self, int64_t dim, const AnyTensor& index, const AnyTensor& source, S alpha = 1) {
+  const std::vector<AnyTensor> in{self, index, source};
+  return ops::call<ops::IndexAddOp>(in, {dim, ops::detail::scalar_of(alpha)});
 }
 
 /// `self` with `value` where `mask` is true (torch.masked_fill); see ops::MaskedFillOp.

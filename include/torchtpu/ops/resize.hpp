@@ -347,24 +347,105 @@ V upsample_nearest_lower(B& b, const UpsamplePlan& p, const V& x) {
   return y;
 }
 
-/// Lowering of a linear resize: per spatial dim, a product with the `[out, in]` matrix of the
-/// taps' weights (at most two nonzeros a row; `stablehlo.dot_general` at the highest precision,
-/// as jax.image.resize), in float32 (float64 for float64). An inf or NaN input spreads to the
-/// whole output row through the zero weights (jax's behaviour; torch's kernel reads two taps).
+/// Cubic-convolution taps of one spatial dim: output `i` reads `x[idx[4i + k]] · w[4i + k]`,
+/// k = 0..3 (sources clamped to the input; torch's upsample_bicubic2d).
+template <class O>
+struct CubicTaps {
+  std::vector<int64_t> idx;
+  std::vector<O> w;
+};
+/// **Source:** torch's upsample_bicubic2d (aten/src/ATen/native/UpSample.h:
+/// area_pixel_compute_source_index with cubic = true, i.e. no clamp of negative sources;
+/// get_cubic_upsample_coefficients with A = -0.75, Keys' cubic convolution kernel, R. Keys,
+/// "Cubic convolution interpolation for digital image processing", IEEE TASSP 1981).
+template <class O>
+CubicTaps<O> cubic_taps(const UpsampleDim& d, bool align_corners) {
+  CubicTaps<O> t;
+  t.idx.resize(static_cast<size_t>(4 * d.out));
+  t.w.resize(static_cast<size_t>(4 * d.out));
+  const O ratio = align_corners ? (d.out > 1 ? static_cast<O>(d.in - 1) / static_cast<O>(d.out - 1) : O(0))
+                                : scales_value<O>(d);
+  const O A = O(-0.75);
+  auto near = [A](O x) { return ((A + O(2)) * x - (A + O(3))) * x * x + O(1); };        // |x| <= 1
+  auto far = [A](O x) { return ((A * x - O(5) * A) * x + O(8) * A) * x - O(4) * A; };  // 1 < |x| < 2
+  for (int64_t i = 0; i < d.out; ++i) {
+    const O src = align_corners ? ratio * static_cast<O>(i) : ratio * (static_cast<O>(i) + O(0.5)) - O(0.5);
+    const int64_t i0 = static_cast<int64_t>(std::floor(src));
+    const O l = src - static_cast<O>(i0);
+    const O w[4] = {far(l + O(1)), near(l), near(O(1) - l), far(O(2) - l)};
+    for (int k = 0; k < 4; ++k) {
+      const size_t at = static_cast<size_t>(4 * i + k);
+      t.idx[at] = std::min(std::max<int64_t>(i0 - 1 + k, 0), d.in - 1);
+      t.w[at] = w[k];
+    }
+  }
+  return t;
+}
+
+/// The bicubic cpu kernel: per output, the cubic interpolation along W of the 4 source rows,
+/// then along H of those 4 values (torch's order), in float (double for float64), rounded once;
+/// equal sizes copy (as torch).
+template <element T>
+void upsample_cubic_cpu(const UpsamplePlan& p, const Tensor<T>& x0, Tensor<T>& out) {
+  if (out.numel() == 0) return;
+  using O = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Tensor<T> x = x0.contiguous();
+  const UpsampleDim h = p.d[0], w = p.d[1];
+  if (h.in == h.out && w.in == w.out) {
+    out.copy_(x);
+    return;
+  }
+  const CubicTaps<O> th = cubic_taps<O>(h, p.align_corners), tw = cubic_taps<O>(w, p.align_corners);
+  const T* xp = x.data_ptr();
+  T* op = out.data_ptr();
+  const int64_t per = h.out * w.out;
+  torchtpu::detail::parallel_chunks(p.outer, torchtpu::detail::chunks_for(p.outer * per * 32, int64_t(1) << 16), 1,
+                                    [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const T* src = xp + c * h.in * w.in;
+      T* dst = op + c * per;
+      for (int64_t i = 0; i < h.out; ++i)
+        for (int64_t j = 0; j < w.out; ++j) {
+          O acc = O(0);
+          for (int r = 0; r < 4; ++r) {
+            const T* row = src + th.idx[size_t(4 * i + r)] * w.in;
+            O v = O(0);
+            for (int k = 0; k < 4; ++k) v += static_cast<O>(row[tw.idx[size_t(4 * j + k)]]) * tw.w[size_t(4 * j + k)];
+            acc += v * th.w[size_t(4 * i + r)];
+          }
+          *dst++ = convert<T>(acc);
+        }
+    }
+  });
+}
+
+/// Lowering of a linear or cubic resize: per spatial dim, a product with the `[out, in]` matrix
+/// of the taps' weights (at most 2 or 4 nonzeros a row; `stablehlo.dot_general` at the highest
+/// precision, as jax.image.resize), in float32 (float64 for float64). An inf or NaN input
+/// spreads to the whole output row through the zero weights (jax's behaviour; torch's kernel
+/// reads only the taps).
 template <class B, class V>
-V upsample_linear_lower(B& b, const UpsamplePlan& p, const V& x0) {
+V upsample_matrix_lower(B& b, const UpsamplePlan& p, const V& x0, bool cubic) {
   const ScalarType t = x0.dtype, ct = t == ScalarType::Double ? t : ScalarType::Float;
   V y = t == ct ? x0 : b.convert(x0, ct);
   auto weights = [&](const UpsampleDim& d) {
     std::vector<double> m(static_cast<size_t>(d.out * d.in), 0.0);
-    auto fill = [&](const auto& tp) {
-      for (int64_t i = 0; i < d.out; ++i) {
-        m[size_t(i * d.in + tp.i0[size_t(i)])] += static_cast<double>(tp.w0[size_t(i)]);
-        m[size_t(i * d.in + tp.i1[size_t(i)])] += static_cast<double>(tp.w1[size_t(i)]);
+    auto fill = [&]<class O>(std::type_identity<O>) {
+      if (cubic && d.in == d.out && (p.dims == 1 || (p.d[0].in == p.d[0].out && p.d[1].in == p.d[1].out))) {
+        for (int64_t i = 0; i < d.out; ++i) m[size_t(i * d.in + i)] = 1.0;  // the copy of equal sizes
+      } else if (cubic) {
+        const CubicTaps<O> tp = cubic_taps<O>(d, p.align_corners);
+        for (size_t k = 0; k < tp.idx.size(); ++k) m[size_t(int64_t(k / 4) * d.in + tp.idx[k])] += static_cast<double>(tp.w[k]);
+      } else {
+        const LinearTaps<O> tp = linear_taps<O>(d, p.align_corners);
+        for (int64_t i = 0; i < d.out; ++i) {
+          m[size_t(i * d.in + tp.i0[size_t(i)])] += static_cast<double>(tp.w0[size_t(i)]);
+          m[size_t(i * d.in + tp.i1[size_t(i)])] += static_cast<double>(tp.w1[size_t(i)]);
+        }
       }
     };
-    if (ct == ScalarType::Double) fill(linear_taps<double>(d, p.align_corners));
-    else fill(linear_taps<float>(d, p.align_corners));
+    if (ct == ScalarType::Double) fill(std::type_identity<double>{});
+    else fill(std::type_identity<float>{});
     return b.constant_data(ct, {d.out, d.in}, m);
   };
   const int64_t last = 2 + p.dims - 1;
@@ -398,7 +479,7 @@ struct UpsampleImpl {
       const std::vector<int64_t> o(out.begin(), out.end());
       return is_floating(in[0].dtype) ? b.constant(0.0, in[0].dtype, o) : b.constant_int(0, in[0].dtype, o);
     }
-    if constexpr (Linear) return upsample_linear_lower(b, p, in[0]);
+    if constexpr (Linear) return upsample_matrix_lower(b, p, in[0], false);
     else return upsample_nearest_lower(b, p, in[0]);
   }
 };
@@ -500,7 +581,7 @@ struct UpsampleNearest2dOp {
 /// **Errors:** as upsample_nearest1d (TypeError for uint8 too).
 /// **Source:** torch's upsample_linear1d (UpSample.h: area_pixel_compute_scale,
 /// area_pixel_compute_source_index, compute_source_index_and_lambda).
-/// **Lowering:** detail::upsample_linear_lower.
+/// **Lowering:** detail::upsample_matrix_lower.
 struct UpsampleLinear1dOp {
   ///@{
   /// Names and schema (the plain overload; `.vec` read too).
@@ -537,7 +618,7 @@ struct UpsampleLinear1dOp {
 /// **Overloads:** `.vec(input, int[]? output_size, bool align_corners, float[]? scale_factors)`
 /// and the plain form.
 /// **Errors:** as upsample_linear1d.
-/// **Source:** torch's upsample_bilinear2d. **Lowering:** detail::upsample_linear_lower.
+/// **Source:** torch's upsample_bilinear2d. **Lowering:** detail::upsample_matrix_lower.
 struct UpsampleBilinear2dOp {
   ///@{
   /// Names and schema (the plain overload; `.vec` read too).
@@ -564,6 +645,53 @@ struct UpsampleBilinear2dOp {
   template <class B, class V>
   static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
     return detail::UpsampleImpl<2, true>::template lower<B, V>(b, in, a, out, aten);
+  }
+};
+
+/// Bicubic upsampling of `[N, C, H, W]` (F.interpolate(mode='bicubic')): Keys' cubic
+/// convolution (A = -0.75) over 4 taps per dim, the source index `ratio · i` (align_corners) or
+/// `ratio · (i + 0.5) − 0.5` (not clamped), taps outside the input read its edge; along W for
+/// each of the 4 rows, then along H (torch's order); equal sizes copy.
+///
+/// **Shapes:** `[N, C, H, W]` → `[N, C, OH, OW]`.
+/// **Dtypes:** float16, bfloat16, float32, float64; computed in float32 (float64), rounded once.
+/// **Overloads:** `.vec(input, int[]? output_size, bool align_corners, float[]? scale_factors)`
+/// and the plain form.
+/// **Errors:** as upsample_linear1d.
+/// **Source:** torch's upsample_bicubic2d (UpSample.h: get_cubic_upsample_coefficients).
+/// **Lowering:** detail::upsample_matrix_lower (4 nonzeros a row).
+struct UpsampleBicubic2dOp {
+  ///@{
+  /// Names and schema (the plain overload; `.vec` read too).
+  static constexpr std::string_view name = "upsample_bicubic2d", aten = "aten::upsample_bicubic2d";
+  static constexpr std::string_view schema =
+      "aten::upsample_bicubic2d(Tensor self, int[2]? output_size, bool align_corners, float? scales_h=None, "
+      "float? scales_w=None) -> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::floating();
+  /// Non-tensor arguments.
+  using Args = detail::UpsampleArgs;
+  /// Arguments from a model node (either overload).
+  template <class R>
+  static Args args(const R& r) { return detail::upsample_args(r, {"scales_h", "scales_w"}, true); }
+  /// The checked problem.
+  static detail::UpsamplePlan plan(ScalarType t, const Dims& sizes, const Args& a) {
+    const TensorMeta m{t, sizes, Device{}, true};
+    return detail::upsample_plan(std::span<const TensorMeta>(&m, 1), a, 2, true, aten);
+  }
+  /// Dtype and shape rule.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) { return detail::UpsampleImpl<2, true>::infer(in, a, aten); }
+  /// CPU kernel (detail::upsample_cubic_cpu).
+  template <element T>
+  static void cpu(std::span<const Tensor<T>> in, const Args& a, Tensor<T>& out) {
+    detail::upsample_cubic_cpu(plan(dtype_of<T>(), in[0].sizes(), a), in[0], out);
+  }
+  /// StableHLO.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims& out) {
+    if (numel(out) == 0) return b.constant(0.0, in[0].dtype, std::vector<int64_t>(out.begin(), out.end()));
+    return detail::upsample_matrix_lower(b, plan(in[0].dtype, Dims(in[0].dims.begin(), in[0].dims.end()), a), in[0], true);
   }
 };
 
@@ -594,13 +722,13 @@ X interpolate_impl(const X& x, const std::optional<Dims>& size, const std::optio
                    std::string_view mode, std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor) {
   const int r = x.dim();
   const std::string what = "interpolate: input " + to_string(x.sizes()) + ", mode '" + std::string(mode) + "'";
-  const bool linear = mode == "linear" || mode == "bilinear";
+  const bool cubic = mode == "bicubic", linear = mode == "linear" || mode == "bilinear" || cubic;
   if (!linear && mode != "nearest")
-    throw ValueError(what + ": mode is not supported (supported: 'nearest', 'linear', 'bilinear')");
+    throw ValueError(what + ": mode is not supported (supported: 'nearest', 'linear', 'bilinear', 'bicubic')");
   if (!linear && align_corners.has_value())
-    throw ValueError(what + ": align_corners can only be set with the interpolating modes linear and bilinear");
-  if ((mode == "linear" && r != 3) || (mode == "bilinear" && r != 4) || (mode == "nearest" && r != 3 && r != 4))
-    throw ShapeError(what + ": expected a " + (mode == "linear" ? "3-D" : mode == "bilinear" ? "4-D" : "3-D or 4-D") +
+    throw ValueError(what + ": align_corners can only be set with the interpolating modes linear, bilinear and bicubic");
+  if ((mode == "linear" && r != 3) || ((mode == "bilinear" || cubic) && r != 4) || (mode == "nearest" && r != 3 && r != 4))
+    throw ShapeError(what + ": expected a " + (mode == "linear" ? "3-D" : mode == "nearest" ? "3-D or 4-D" : "4-D") +
                      " input [N, C, ...]");
   const int dims = r - 2;
   if (size.has_value() == scale_factor.has_value())
@@ -626,6 +754,7 @@ X interpolate_impl(const X& x, const std::optional<Dims>& size, const std::optio
       for (size_t i = 0; i < f.size() && i < 2; ++i) a.factors[i] = f[i];
     }
   }
+  if (cubic) return upsample_call<UpsampleBicubic2dOp>(x, a);
   if (linear) return dims == 1 ? upsample_call<UpsampleLinear1dOp>(x, a) : upsample_call<UpsampleBilinear2dOp>(x, a);
   return dims == 1 ? upsample_call<UpsampleNearest1dOp>(x, a) : upsample_call<UpsampleNearest2dOp>(x, a);
 }
@@ -636,6 +765,7 @@ TORCHTPU_LIBRARY_OP(UpsampleNearest1dOp);
 TORCHTPU_LIBRARY_OP(UpsampleNearest2dOp);
 TORCHTPU_LIBRARY_OP(UpsampleLinear1dOp);
 TORCHTPU_LIBRARY_OP(UpsampleBilinear2dOp);
+TORCHTPU_LIBRARY_OP(UpsampleBicubic2dOp);
 
 }  // namespace ops
 
@@ -690,8 +820,9 @@ A upsample_bilinear2d(const A& x, const Dims& output_size, bool align_corners, s
 /// Resizes `[N, C, W]` or `[N, C, H, W]` as torch.nn.functional.interpolate: `size` (one value
 /// repeats) or `scale_factor` (one value repeats; the output size is `floor(in * factor)` and
 /// the factor sets the source indices unless `recompute_scale_factor`), `mode` 'nearest' (3-D
-/// or 4-D), 'linear' (3-D) or 'bilinear' (4-D), `align_corners` for the linear modes only
-/// (default false). Calls upsample_nearest1d/2d, upsample_linear1d or upsample_bilinear2d.
+/// or 4-D), 'linear' (3-D), 'bilinear' or 'bicubic' (4-D), `align_corners` for the
+/// interpolating modes only (default false). Calls upsample_nearest1d/2d, upsample_linear1d,
+/// upsample_bilinear2d or upsample_bicubic2d.
 /// **Errors:** ValueError for another mode, both or neither of size and scale_factor, or
 /// align_corners with 'nearest'; ShapeError for a rank the mode does not take; the op's errors.
 /// **Example:** `interpolate(x, std::nullopt, std::vector<double>{2.0}, "bilinear", false)`.

@@ -124,6 +124,37 @@ struct RsqrtOp : floating_policy {
   /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
   template <class V> TORCHTPU_VEC V simd(V x) const { return vrsqrt(x); }
 };
+/// Elementwise 1 / x (x = 0 gives ±inf, as IEEE division); integers and bool compute in float32.
+struct ReciprocalOp : floating_policy {
+  ///@{
+  /// Names: `reciprocal`, TorchScript `aten::reciprocal`, StableHLO `stablehlo.divide` (1, x).
+  static constexpr std::string_view name = "reciprocal", aten = "aten::reciprocal", hlo = "stablehlo.divide";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> M operator()(M x) const { return M(1) / x; }
+  /// StableHLO lowering hook: `divide(1, x)`.
+  template <class B, class V> V lower(B& b, const V* x) const {
+    return b.divide(b.constant(1, x[0].dtype, x[0].dims), x[0]);
+  }
+  /// Vector form of `operator()` for the CPU engine (fuse/vecmath.hpp).
+  template <class V> TORCHTPU_VEC V simd(V x) const { return V::set1(1.0f) / x; }
+};
+/// Elementwise arccosine in radians, in [0, π]; NaN outside [-1, 1]. Integers and bool compute
+/// in float32.
+struct AcosOp : floating_policy {
+  ///@{
+  /// Names: `acos`, TorchScript `aten::acos`, StableHLO `stablehlo.atan2` (√(1 − x²), x): the
+  /// identity acos x = atan2(√(1 − x²), x), which is NaN for |x| > 1 as acos is.
+  static constexpr std::string_view name = "acos", aten = "aten::acos", hlo = "stablehlo.atan2";
+  ///@}
+  /// CPU kernel: the op on one value of the compute type.
+  template <class M> M operator()(M x) const { return std::acos(x); }
+  /// StableHLO lowering hook: `atan2(sqrt((1 - x)(1 + x)), x)` ((1 − x)(1 + x) keeps precision near ±1).
+  template <class B, class V> V lower(B& b, const V* x) const {
+    const V one = b.constant(1, x[0].dtype, x[0].dims);
+    return b.binary("atan2", b.unary("sqrt", b.multiply(b.subtract(one, x[0]), b.add(one, x[0]))), x[0]);
+  }
+};
 /// Elementwise sine (radians).
 struct SinOp : floating_policy {
   ///@{
@@ -467,6 +498,8 @@ template <class X> requires expression<bare<X>> auto log1p(X&& x) { return make_
 template <class X> requires expression<bare<X>> auto expm1(X&& x) { return make_map(Expm1Op{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto sqrt(X&& x) { return make_map(SqrtOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto rsqrt(X&& x) { return make_map(RsqrtOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto reciprocal(X&& x) { return make_map(ReciprocalOp{}, std::forward<X>(x)); }
+template <class X> requires expression<bare<X>> auto acos(X&& x) { return make_map(AcosOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto sin(X&& x) { return make_map(SinOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto cos(X&& x) { return make_map(CosOp{}, std::forward<X>(x)); }
 template <class X> requires expression<bare<X>> auto tanh(X&& x) { return make_map(TanhOp{}, std::forward<X>(x)); }

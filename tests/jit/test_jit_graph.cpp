@@ -763,7 +763,10 @@ TEST_CASE("jit graph: int64 through clamp, a fused activation, sum, tile, all an
     // type_as of a number (prim::NumToTensor passes numbers through): 3 as an int64 0-dim tensor
     const int three = g.add_constant(Value(int64_t(3)));
     const int ta = g.add_node("aten::type_as", {three, x}, 1, "node 10")[0];
-    g.set_outputs({cl, rl, s1, s64, tl, al, al1, ta});
+    // where(relu(ids - 1)) (one argument: nonzero as a tuple, an MoE router's expert rows)
+    const int wh = g.add_node("aten::where", {rl}, 1, "node 11")[0];
+    const std::vector<int> rc = g.add_node("prim::ListUnpack", {wh}, 2, "node 12");
+    g.set_outputs({cl, rl, s1, s64, tl, al, al1, ta, rc[0], rc[1]});
     g.finalize();
     if (mode == Mode::Fused) CHECK(g.executed_nodes(Mode::Fused) < g.executed_nodes(Mode::Strict));  // relu fused
     const auto out = g.run({Value(AnyTensor(ids))}, mode);
@@ -784,5 +787,7 @@ TEST_CASE("jit graph: int64 through clamp, a fused activation, sum, tile, all an
     CHECK((a1.numel() == 2 && !a1.data_ptr()[0] && !a1.data_ptr()[1]));
     CHECK(out[7].any().dtype() == torchtpu::ScalarType::Int64);
     CHECK(ints(out[7]) == std::vector<int64_t>{3});
+    CHECK(ints(out[8]) == std::vector<int64_t>{0, 0, 1, 1});  // nonzero of [[0, 4, 8], [1, 0, 3]]
+    CHECK(ints(out[9]) == std::vector<int64_t>{1, 2, 0, 2});
   }
 }

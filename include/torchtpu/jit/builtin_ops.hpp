@@ -490,6 +490,14 @@ void binary_elementwise(OpContext& c, const char* name) {
 /// operand kind; ShapeError for shapes that do not broadcast.
 inline void where_node(OpContext& c) {
   const char* n = "aten::where";
+  if (c.in.size() == 1) {  // where(condition): nonzero(condition, as_tuple=True), one int64 index per dim
+    const AnyTensor nz = torchtpu::nonzero(c.arg(0, n).any(n));  // [k, dims] (ops::NonzeroOp, cpu only)
+    const Tensor<int64_t>& t = nz.get<int64_t>();
+    std::vector<AnyTensor> cols;
+    for (int64_t d = 0; d < t.size(1); ++d) cols.push_back(AnyTensor(Tensor<int64_t>(t.select(1, d).contiguous())));
+    c.out[0] = Value(std::move(cols));
+    return;
+  }
   const AnyTensor& cond = c.arg(0, n).any(n);
   if (cond.dtype() != ScalarType::Bool && cond.dtype() != ScalarType::UInt8)
     throw TypeError(std::string(n) + ": the condition must be a bool tensor, got " + std::string(dtype_name(cond.dtype())) +

@@ -518,6 +518,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       };
     }
     r["aten::where"] = [](LowerContext& c) {
+      if (c.in.size() == 1)  // where(condition): the result's shape depends on the data
+        throw UnsupportedOperator("aten::where(condition) (nonzero): its result's shape depends on the data; it runs on the cpu only");
       const ScalarType t = binary_result_dtype(dtype_of_lvalue(*c.in.at(1)), is_tensor_lvalue(*c.in[1]),
                                                dtype_of_lvalue(*c.in.at(2)), is_tensor_lvalue(*c.in[2]), false);
       sh::Value m = c.dev(0);

@@ -84,9 +84,56 @@ def run_one(run, cache, arch, bench, timm=False):
     elif "err64" not in row:
         notes.append("no float64 reference (the model's masks are float32-only in transformers 4.40)")
     row.update(status="pass" if ok else "mismatch", notes="; ".join(notes))
+    batch_latency(run, stem, meta, row, bench, env)
     if not timm:
-        batch_latency(run, stem, meta, row, bench, env)
+        bf16_run(run, stem, meta, row, bench, env)
     return row
+
+
+BF16_TOL = 2.0 ** -5  # bfloat16 pass bound against torch's bfloat16 output (bf16_run)
+
+
+def bf16_run(run, stem, meta, row, bench, env):
+    """The bfloat16 trace (trace_hf.py --bf16) through torchtpu-run --dtype bfloat16 into
+    row["bf16"]: status, err (against torch's bfloat16 output), err64 (against the bfloat16
+    model's float64 reference), torch_err (torch's own against it), ms, torch_ms, notes. Pass:
+    err <= BF16_TOL (2^-5 of the output's largest magnitude: a few bfloat16 roundings, whose unit
+    is 2^-8 relative, accumulated over two layers) or err64 <= 2 x torch_err (the float32
+    criterion's fair form)."""
+    b = {"torch_err": meta.get("torch_bf16_err"), "torch_ms": meta.get("torch_bf16_ms")}
+    row["bf16"] = b
+    if meta.get("bf16_status") != "traced":
+        b.update(status="export failed" if meta.get("bf16_status") else "-",
+                 notes=meta.get("bf16_error", "").replace("|", "\\|"))
+        return
+    out = stem + ".bf16.torchtpu.npy"
+    cmd = [run, stem + ".bf16.pt"]
+    for i in range(meta["inputs"]):
+        cmd += ["--input", "%s.bf16.in%d.npy" % (stem, i)]
+    cmd += ["--dtype", "bfloat16", "--device", "cpu", "--output", out, "--bench", str(bench)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    text = p.stdout + p.stderr
+    if p.returncode == 3:
+        kinds = re.findall(r"^\s+(\S+) x(\d+)", text, re.M)
+        b.update(status="unsupported ops", notes=", ".join("`%s` ×%s" % k for k in kinds) or text.strip()[-300:])
+        return
+    if p.returncode != 0:
+        msg = text.strip().splitlines()[-1] if text.strip() else "exit %d" % p.returncode
+        b.update(status="error", notes=msg.replace("|", "\\|")[:300])
+        return
+    got, ref = np.load(out), np.load(stem + ".bf16.out.npy")
+    if got.shape != ref.shape:
+        b.update(status="error", notes="output shape %s, torch's %s" % (got.shape, ref.shape))
+        return
+    b["err"] = rel(got, ref)
+    if os.path.exists(stem + ".bf16.f64.npy"):
+        b["err64"] = rel(got, np.load(stem + ".bf16.f64.npy"))
+    m = re.search(r"latency torchtpu .*p50 ([0-9.]+) ms", text)
+    b["ms"] = float(m.group(1)) if m else None
+    ok = b["err"] <= BF16_TOL or ("err64" in b and b["torch_err"] is not None and
+                                  b["err64"] <= 2 * max(b["torch_err"], 1e-12))
+    b.update(status="pass" if ok else "mismatch",
+             notes="" if "err64" in b else "no float64 reference (%s)" % meta.get("bf16_f64_error", "not saved"))
 
 
 def batch_latency(run, stem, meta, row, bench, env):
@@ -132,13 +179,29 @@ def timm_header(bench, counts, rows):
             "reference (the same weights in float64, eager) ≤ 2× torch's own float32 error against it; "
             "**mismatch**: neither; **unsupported ops**: the kinds torchtpu lacks (count in the graph); "
             "**export failed**: torch or timm itself could not build or trace the model; **error**: anything else.",
-            "* Latency: p50 ms, one thread; torchtpu over %d runs, torch the traced module's median of 7 "
-            "(`torch.set_num_threads(1)` and `openblas_set_num_threads(1)`)." % bench, "",
+            "* Latency: p50 ms, one thread (torchtpu `TORCHTPU_NUM_THREADS=1` over %d runs; torch "
+            "`torch.set_num_threads(1)` and `openblas_set_num_threads(1)`, the traced module's median of 7, 5 at "
+            "batch 32, after 3 warm-up runs), at batch 1 and batch 32 (the image repeated: `trace_hf.py --latency`), "
+            "torchtpu's output checked against torch's at that batch too." % bench, "",
             "Summary: " + ", ".join("%s %d" % (k, v) for k, v in sorted(counts.items())) +
-            " (of %d models tried)" % len(rows), "",
+            " (of %d models tried)" % len(rows), ""] + speed_lines(rows, "models") + [
             "| model | class (family) | input | status | rel error vs torch | vs float64 | torch's own vs float64 | "
-            "torchtpu ms | torch ms | notes |",
-            "|---|---|---|---|---:|---:|---:|---:|---:|---|"]
+            "torchtpu ms b1 | torch ms b1 | torchtpu ms b32 | torch ms b32 | notes |",
+            "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+
+
+def speed_lines(rows, what):
+    """The geometric mean of torch's time over torchtpu's at batch 1 and 32, as report lines."""
+    lines = []
+    for b in (1, 32):
+        ratios = [r["torch_ms_b%d" % b] / r["ms_b%d" % b] for r in rows
+                  if r.get("ms_b%d" % b) and r.get("torch_ms_b%d" % b)]
+        if ratios:
+            gm = float(np.exp(np.mean(np.log(ratios))))
+            lines += ["Batch %d: torchtpu's speed over torch's, geometric mean %.2f× over %d %s (%d faster than torch, "
+                      "%d slower)." % (b, gm, len(ratios), what, sum(x > 1 for x in ratios), sum(x <= 1 for x in ratios)),
+                      ""]
+    return lines
 
 
 def main():
@@ -158,10 +221,11 @@ def main():
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     if timm:
         write_section(report, TIMM_BEGIN, TIMM_END, timm_header(bench, counts, rows) + [
-            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 r["arch"], r["model"], r["input"], r["status"], fmt(r.get("err"), "%.1e"),
-                fmt(r.get("err64"), "%.1e"), fmt(r.get("torch_err"), "%.1e"), fmt(r.get("ms"), "%.3g"),
-                fmt(r.get("torch_ms"), "%.3g"), r.get("notes", "")) for r in rows] + ["", TIMM_END])
+                fmt(r.get("err64"), "%.1e"), fmt(r.get("torch_err"), "%.1e"), fmt(r.get("ms_b1"), "%.3g"),
+                fmt(r.get("torch_ms_b1"), "%.3g"), fmt(r.get("ms_b32"), "%.3g"), fmt(r.get("torch_ms_b32"), "%.3g"),
+                r.get("notes", "")) for r in rows] + ["", TIMM_END])
         print("conformance --timm: wrote %s: %s" % (report, ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
         return
     import transformers  # noqa: E402 - version for the report
@@ -189,16 +253,8 @@ def main():
     lines.append("")
     lines.append("Summary: " + ", ".join("%s %d" % (k, v) for k, v in sorted(counts.items())) +
                  " (of %d architectures tried)" % len(rows))
-    for b in (1, 32):
-        ratios = [r["torch_ms_b%d" % b] / r["ms_b%d" % b] for r in rows
-                  if r.get("ms_b%d" % b) and r.get("torch_ms_b%d" % b)]
-        if ratios:
-            gm = float(np.exp(np.mean(np.log(ratios))))
-            lines.append("")
-            lines.append("Batch %d: torchtpu's speed over torch's, geometric mean %.2f× over %d architectures "
-                         "(%d faster than torch, %d slower)." % (b, gm, len(ratios), sum(x > 1 for x in ratios),
-                                                                 sum(x <= 1 for x in ratios)))
     lines.append("")
+    lines += speed_lines(rows, "architectures")
     lines.append("| architecture | model | status | rel error vs torch | vs float64 | torch's own vs float64 | "
                  "torchtpu ms b1 | torch ms b1 | torchtpu ms b32 | torch ms b32 | notes |")
     lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -207,9 +263,41 @@ def main():
             r["arch"], r["model"], r["status"], fmt(r.get("err"), "%.1e"), fmt(r.get("err64"), "%.1e"),
             fmt(r.get("torch_err"), "%.1e"), fmt(r.get("ms_b1"), "%.3g"), fmt(r.get("torch_ms_b1"), "%.3g"),
             fmt(r.get("ms_b32"), "%.3g"), fmt(r.get("torch_ms_b32"), "%.3g"), r.get("notes", "")))
-    lines += ["", HF_END]
+    lines += bf16_table(rows) + ["", HF_END]
     write_section(report, HF_BEGIN, HF_END, lines)
     print("conformance --hf: wrote %s: %s" % (report, ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
+
+
+def bf16_table(rows):
+    """The HF section's bfloat16 table (rows that have a bf16_run result)."""
+    rows = [r for r in rows if "bf16" in r]
+    counts = {}
+    for r in rows:
+        counts[r["bf16"]["status"]] = counts.get(r["bf16"]["status"], 0) + 1
+    lines = ["", "### The same architectures in bfloat16", "",
+             "Each architecture that passed tracing above, converted to bfloat16 (`model.to(torch.bfloat16)`: the same "
+             "random weights rounded), traced and frozen by torch 1.13 on the same inputs (`trace_hf.py --bf16`), and "
+             "run by `torchtpu-run --dtype bfloat16`: weights and activations bfloat16; torchtpu computes each "
+             "matrix product, softmax and normalization in float32 and rounds its result to bfloat16, as torch's CPU "
+             "kernels do. Compared with torch's own bfloat16 output and with the float64 reference of the bfloat16 "
+             "model (its rounded weights in float64, eager).", "",
+             "* **pass**: max|torchtpu − torch bf16| / max|torch bf16| ≤ 2⁻⁵ (bfloat16 keeps 8 significant bits, so "
+             "one rounding is up to 2⁻⁹ relative, and two layers of them differ by several ulps between two correct "
+             "summation orders), or torchtpu's error against float64 ≤ 2× torch's own bfloat16 error against it; "
+             "**mismatch**: neither; **export failed**: torch 1.13 could not run or trace the model in bfloat16.",
+             "* Latency: p50 ms at batch 1, one thread, as above.", "",
+             "Summary: " + ", ".join("%s %d" % (k, v) for k, v in sorted(counts.items())) +
+             " (of %d architectures)" % len(rows), "",
+             "| architecture | status | rel error vs torch bf16 | vs float64 | torch bf16's own vs float64 | "
+             "torchtpu ms | torch ms | notes |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        b = r["bf16"]
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["arch"], b["status"], fmt(b.get("err"), "%.1e"), fmt(b.get("err64"), "%.1e"),
+            fmt(b.get("torch_err"), "%.1e"), fmt(b.get("ms"), "%.3g"), fmt(b.get("torch_ms"), "%.3g"),
+            b.get("notes", "")))
+    return lines
 
 
 def write_section(report, begin, end, lines):

@@ -97,6 +97,7 @@ using torchtpu::jit::Mode;
 
 struct Options {
   std::string model, data, reference, output, device = "auto", mode = "fused";
+  std::string dtype;                ///< --dtype: the floating inputs converted to it ("": as given)
   std::vector<std::string> inputs;  ///< --input, once per model input, in order
   bool check = false;
   int bench = 0;
@@ -108,9 +109,11 @@ struct Options {
   std::fprintf(stderr,
                "usage: torchtpu-run MODEL.pt|MODEL.pt2 [--input FILE.npy ... | --data FILE.csv] [--device auto|cpu|tpu|cuda|xla_cpu]\n"
                "                    [--mode debug|strict|fused] [--check] [--bench N] [--reference FILE.npy]\n"
-               "                    [--output FILE.npy] [--torch-threads N]\n"
+               "                    [--output FILE.npy] [--torch-threads N] [--dtype float32|float16|bfloat16]\n"
                "  --input FILE.npy    an input tensor of any dtype (float32 images, int64 token ids, masks),\n"
                "                      passed to the model as is; once per model input, in order\n"
+               "  --dtype DTYPE       convert the floating inputs to DTYPE first (.npy has no bfloat16: a model\n"
+               "                      traced in bfloat16 takes its inputs' float32 values and --dtype bfloat16)\n"
                "  --data FILE.csv     labelled data: every column but the last is a pixel 0..16 (divided by 16),\n"
                "                      the last is the label; prints the accuracy\n"
                "  --check             compare with libtorch's forward on the same input (max abs / rel difference;\n"
@@ -118,7 +121,8 @@ struct Options {
                "  --bench N           time N runs (after one warm-up) and print p50/p99, and one run's heap\n"
                "                      allocations and peak heap; with --check libtorch's latency too\n"
                "  --reference FILE    compare the output with a saved float32 or float64 .npy (e.g. libtorch's output)\n"
-               "  --output FILE       write torchtpu's output as .npy\n");
+               "  --output FILE       write torchtpu's output as .npy (float32; a float16/bfloat16 output widened,\n"
+               "                      which is exact)\n");
   std::exit(2);
 }
 
@@ -150,6 +154,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--reference") o.reference = next();
     else if (a == "--output") o.output = next();
     else if (a == "--torch-threads") o.torch_threads = parse_count(a, next(), 1);
+    else if (a == "--dtype") o.dtype = next();
     else if (a == "-h" || a == "--help") usage();
     else if (!a.empty() && a[0] == '-') usage(("unknown option " + a).c_str());
     else if (o.model.empty()) o.model = a;
@@ -157,6 +162,8 @@ Options parse(int argc, char** argv) {
   }
   if (o.model.empty()) usage("no model given");
   if (o.inputs.empty() == o.data.empty()) usage("give --input FILE.npy (once per model input) or --data FILE.csv");
+  if (!o.dtype.empty() && o.dtype != "float32" && o.dtype != "float16" && o.dtype != "bfloat16")
+    usage(("--dtype must be float32, float16 or bfloat16, got '" + o.dtype + "'").c_str());
   return o;
 }
 
@@ -186,9 +193,16 @@ std::vector<torchtpu::AnyTensor> load_inputs(const Options& o, std::vector<int64
     for (const std::string& path : o.inputs) {
       const torchtpu::NpyArray a = torchtpu::read_npy(path);
       const torchtpu::Dims shape(a.shape.begin(), a.shape.end());
-      r.push_back(torchtpu::AnyTensor::dispatch(a.dtype, [&]<class T>(std::type_identity<T>) {
+      torchtpu::AnyTensor x = torchtpu::AnyTensor::dispatch(a.dtype, [&]<class T>(std::type_identity<T>) {
         return torchtpu::AnyTensor(torchtpu::from_data(a.values<T>().data(), shape));
-      }));
+      });
+      if (!o.dtype.empty() && torchtpu::is_floating(x.dtype())) {
+        const torchtpu::ScalarType want = o.dtype == "bfloat16"  ? torchtpu::ScalarType::BFloat16
+                                          : o.dtype == "float16" ? torchtpu::ScalarType::Half
+                                                                 : torchtpu::ScalarType::Float;
+        x = torchtpu::ops::detail::to_dtype(x, want);
+      }
+      r.push_back(std::move(x));
     }
     return r;
   }
@@ -374,11 +388,15 @@ int run(const Options& o) {
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::printf("input: %s\n", in_text.c_str());
-  // the first output (a tuple's or list's first tensor), float32
-  auto first_float = [](const torchtpu::AnyTensor& t) -> FloatTensor {
+  // the first output (a tuple's or list's first tensor) as float32: a float16/bfloat16 one widened
+  // (exact), a float64 one rounded
+  torchtpu::ScalarType out_dtype = torchtpu::ScalarType::Float;
+  auto first_float = [&out_dtype](const torchtpu::AnyTensor& t) -> FloatTensor {
+    out_dtype = t.dtype();
     if (const FloatTensor* f = t.get_if<float>()) return *f;
+    if (torchtpu::is_floating(t.dtype())) return torchtpu::ops::detail::to_dtype(t, torchtpu::ScalarType::Float).get<float>();
     throw torchtpu::TypeError("the model's first output is " + std::string(torchtpu::dtype_name(t.dtype())) +
-                              "; torchtpu-run reads a float32 output");
+                              "; torchtpu-run reads a floating output");
   };
   auto forward = [&]() -> FloatTensor {
     if (prog) return first_float(prog->run_any(xs).at(0));
@@ -397,13 +415,16 @@ int run(const Options& o) {
   };
 
   const FloatTensor y = forward();
-  std::printf("output: %s float32\n", torchtpu::to_string(y.sizes()).c_str());
+  std::printf("output: %s %s%s\n", torchtpu::to_string(y.sizes()).c_str(),
+              std::string(torchtpu::dtype_name(out_dtype)).c_str(),
+              out_dtype == torchtpu::ScalarType::Float ? "" : " (compared and written as float32)");
   const std::vector<int64_t> pred = argmax_rows(y);
 
   at::Tensor ty;
   if (o.check) {
     ty = m.torch_forward(torch_inputs()).contiguous();
-    if (ty.scalar_type() != at::kFloat) throw torchtpu::TypeError("--check: libtorch returned a non-float32 output");
+    if (!ty.is_floating_point()) throw torchtpu::TypeError("--check: libtorch returned a non-floating output");
+    ty = ty.to(at::kFloat).contiguous();
     std::vector<int64_t> ts(y.sizes().begin(), y.sizes().end());
     if (ty.sizes().vec() != ts)
       throw torchtpu::ShapeError("--check: libtorch's output has shape " + c10::str(ty.sizes()) +

@@ -7,6 +7,7 @@ float32 output and a float64 reference (the same weights in float64, eager).
 Run with /usr/bin/python3 and PYTHONPATH=.venv-hf (transformers 4.40, scripts/requirements-hf.txt).
 Usage: trace_hf.py CACHE [ARCH ...]     (default: every architecture of ARCHS)
        trace_hf.py --latency CACHE [ARCH ...]  (inputs and torch's latency at batch 1 and 32)
+       trace_hf.py --bf16 CACHE [ARCH ...]     (the same models in bfloat16: ARCH.bf16.* files)
        trace_hf.py --list
 
 Per architecture ARCH, into CACHE: ARCH.pt, ARCH.in0.npy, ARCH.in1.npy ... (the inputs in the
@@ -394,26 +395,11 @@ def build(arch, torch, transformers):
     return model, cfg, kind, note
 
 
-def main():
-    import numpy as np
-    import torch
-    import transformers
-    transformers.logging.set_verbosity_error()
-    if sys.argv[1:] == ["--list"]:
-        print("\n".join(ARCHS))
-        return
-    if sys.argv[1:2] == ["--latency"]:
-        latency(sys.argv[2], sys.argv[3:] or list(ARCHS))
-        return
-    cache, names = sys.argv[1], sys.argv[2:] or list(ARCHS)
-    os.makedirs(cache, exist_ok=True)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from trace_torchvision import set_torch_threads
-    set_torch_threads(1)  # torch's threads and OpenBLAS's (which ignores torch.set_num_threads)
+def first_output_class(torch):
+    """The wrapper module traced for every architecture: the model's first output (the last
+    hidden state) as a plain tensor, from the inputs in `inputs_for`'s order."""
 
     class First(torch.nn.Module):
-        """The model's first output (the last hidden state) as a plain tensor."""
-
         def __init__(self, m, kind):
             super().__init__()
             self.m, self.kind = m, kind
@@ -426,6 +412,30 @@ def main():
             else:
                 out = self.m(x[0], return_dict=False)
             return out[0]
+
+    return First
+
+
+def main():
+    import torch
+    import transformers
+    transformers.logging.set_verbosity_error()
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(ARCHS))
+        return
+    if sys.argv[1:2] == ["--latency"]:
+        latency(sys.argv[2], sys.argv[3:] or list(ARCHS))
+        return
+    if sys.argv[1:2] == ["--bf16"]:
+        bf16(sys.argv[2], sys.argv[3:] or list(ARCHS))
+        return
+    cache, names = sys.argv[1], sys.argv[2:] or list(ARCHS)
+    os.makedirs(cache, exist_ok=True)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from trace_torchvision import set_torch_threads
+    set_torch_threads(1)  # torch's threads and OpenBLAS's (which ignores torch.set_num_threads)
+
+    First = first_output_class(torch)
 
     for arch in names:
         meta_path = os.path.join(cache, arch + ".json")
@@ -536,6 +546,69 @@ def latency(cache, names):
             json.dump(meta, f)
         print("trace_hf --latency: %-16s %s" % (arch, meta.get("latency_error") or "b1 %.3g ms, b32 %.3g ms" % (
             meta["torch_ms_b1"], meta["torch_ms_b32"])), flush=True)
+
+
+def bf16(cache, names):
+    """For every traced architecture in CACHE without it yet: the same model (same seed, so the
+    same weights) converted to bfloat16 (`model.to(torch.bfloat16)`), traced and frozen by torch
+    1.13 on the same inputs (floating inputs rounded to bfloat16; .npy has no bfloat16, so
+    ARCH.bf16.in<i>.npy holds their float32 values, exact), with torch's bfloat16 output
+    (ARCH.bf16.out.npy, widened to float32) and a float64 reference of the bfloat16 model (its
+    rounded weights in float64, eager: ARCH.bf16.f64.npy). Meta fields: bf16_status ("traced" |
+    "export failed"), bf16_error, torch_bf16_err (torch's bfloat16 output against that float64
+    reference, max|bf16 - f64| / max|f64|), torch_bf16_ms."""
+    import numpy as np
+    import torch
+    import transformers
+    transformers.logging.set_verbosity_error()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from trace_torchvision import set_torch_threads
+    set_torch_threads(1)
+    First = first_output_class(torch)
+    for arch in names:
+        meta_path = os.path.join(cache, arch + ".json")
+        if not os.path.exists(meta_path):
+            continue
+        with open(meta_path) as f:
+            meta = json.load(f)
+        if meta.get("status") != "traced" or "bf16_status" in meta:
+            continue
+        stem = os.path.join(cache, arch)
+        try:
+            model, cfg, kind, _ = build(arch, torch, transformers)
+            x = [torch.from_numpy(np.load("%s.in%d.npy" % (stem, i))) for i in range(meta["inputs"])]
+            xb = [t.to(torch.bfloat16) if t.is_floating_point() else t for t in x]
+            m = First(model.to(torch.bfloat16), kind).eval()
+            with torch.no_grad():
+                ref = m(*xb)
+                traced = torch.jit.freeze(torch.jit.trace(m, xb, check_trace=False))
+                traced(*xb)
+                ts = []
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    traced(*xb)
+                    ts.append((time.perf_counter() - t0) * 1e3)
+                try:
+                    f64 = First(copy.deepcopy(model).double(), kind)(
+                        *[t.double() if t.is_floating_point() else t for t in xb]).double()
+                except Exception as e:  # noqa: BLE001 - some models build float32-only masks
+                    f64 = None
+                    meta["bf16_f64_error"] = ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]
+            traced.save(stem + ".bf16.pt")
+            for i, t in enumerate(xb):
+                np.save("%s.bf16.in%d.npy" % (stem, i), (t.float() if t.is_floating_point() else t).numpy())
+            np.save(stem + ".bf16.out.npy", ref.float().numpy())
+            meta.update(bf16_status="traced", torch_bf16_ms=sorted(ts)[len(ts) // 2])
+            if f64 is not None:
+                np.save(stem + ".bf16.f64.npy", f64.numpy())
+                scale = float(f64.abs().max()) or 1.0
+                meta["torch_bf16_err"] = float((ref.double() - f64).abs().max()) / scale
+        except Exception as e:  # noqa: BLE001 - torch 1.13 itself cannot run or trace it in bfloat16
+            meta.update(bf16_status="export failed", bf16_error=("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300])
+        with open(meta_path, "w") as f:
+            json.dump(meta, f)
+        print("trace_hf --bf16: %-16s %s" % (arch, meta["bf16_status"] + (
+            " (" + meta["bf16_error"] + ")" if "bf16_error" in meta else "")), flush=True)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,12 @@ zero get N(0, 0.02); every BatchNorm gets a random affine and running statistics
 measured on a batch of random inputs, so conv-BN folding is really exercised. The
 input is torch.randn with its own fixed seed.
 
+--batch32 then times each traced model at batch 32 too (the floor models and every model whose
+batch-1 `torch_ms` is at most B32_MAX_MS: the large ones would take an hour at batch 32 on two
+cores): 32 images from torch.randn with its own seed, OUT_DIR/<name>.b32.input.npy and
+<name>.b32.output.npy (libtorch's output), and `torch_ms_b32` in the json (median of 5 runs after
+3 warm-up runs, one thread).
+
 Tracing happens in eval mode under torch.no_grad(), as users do, so ViT arrives with
 torch 1.13's fused `aten::_native_multi_head_attention`; --grad-trace traces under
 torch.enable_grad() instead, which gives the decomposed attention (bmm/softmax/...).
@@ -343,6 +349,8 @@ def main():
                     help="trace under enable_grad (decomposed attention instead of fused ops)")
     ap.add_argument("--in-process", action="store_true", help="no child process per model")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per model (child mode)")
+    ap.add_argument("--batch32", action="store_true",
+                    help="also time the floor models and those under %g ms at batch 32" % B32_MAX_MS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -388,7 +396,46 @@ def main():
         counts[rec.get("status")] = counts.get(rec.get("status"), 0) + 1
     log("done: %d models in %.1f s: %s" % (len(names), time.perf_counter() - t_all,
                                             ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
+    if args.batch32:
+        batch32(args.out_dir, names)
     return 0
+
+
+B32_MAX_MS = 15.0  # batch-32 timing for models whose batch-1 libtorch time is at most this
+
+
+def batch32(out_dir, names):
+    """Batch-32 inputs, libtorch outputs and `torch_ms_b32` (median of 5 runs after 3 warm-up
+    runs, one thread) for the floor models and every traced model with torch_ms <= B32_MAX_MS."""
+    import numpy as np
+    import torch
+    set_torch_threads(1)
+    for name in names:
+        path = os.path.join(out_dir, name + ".json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            rec = json.load(f)
+        if rec.get("status") != "ok" or "torch_ms_b32" in rec:
+            continue
+        if name not in FLOOR and not (rec.get("torch_ms") or 1e9) <= B32_MAX_MS:
+            continue
+        m = torch.jit.load(os.path.join(out_dir, name + ".pt"))
+        g = torch.Generator().manual_seed(32)
+        x = torch.randn([32] + list(rec["input_shape"][1:]), generator=g)
+        with torch.no_grad():
+            for _ in range(3):  # the profiling executor specializes on a new shape's first runs
+                y = first_tensor(m(x))
+            ts = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                m(x)
+                ts.append((time.perf_counter() - t0) * 1e3)
+        np.save(os.path.join(out_dir, name + ".b32.input.npy"), x.numpy())
+        np.save(os.path.join(out_dir, name + ".b32.output.npy"), y.numpy().astype(np.float32))
+        rec["torch_ms_b32"] = round(statistics.median(ts), 3)
+        write_json(out_dir, rec)
+        log("batch 32: %-20s torch %.1f ms" % (name, rec["torch_ms_b32"]))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <algorithm>  // std::min
 #include <cmath>    // std::floor, std::fmod, std::pow
 #include <functional>  // std::function
+#include <optional>   // std::optional
 #include <span>     // std::span
 #include <string>   // std::string
 #include <type_traits>  // std::is_integral_v, std::is_same_v
@@ -380,13 +381,15 @@ inline std::string show(const Value* v) {
   }
 }
 
-/// "" when argument `i` (a `ScalarType? dtype`) is absent, None or float32 (what the runtime
-/// computes in); else the rejection reason.
+/// "" when argument `i` (a `ScalarType? dtype`) is absent, None, float32, float16 or bfloat16
+/// (what softmax and mean compute in); else the rejection reason.
 inline std::string check_dtype(std::span<const Value* const> in, size_t i) {
   if (i >= in.size() || (in[i] && in[i]->is_none())) return "";
-  if (in[i] && in[i]->is_int() && in[i]->to_int() == 6) return "";  // torch.float32
+  // torch.float16, torch.float32, torch.bfloat16 (ScalarType codes 5, 6, 15)
+  if (in[i] && in[i]->is_int() && (in[i]->to_int() == 5 || in[i]->to_int() == 6 || in[i]->to_int() == 15)) return "";
   return "dtype=" + (in[i] && in[i]->is_int() ? ops::detail::torch_dtype_name(in[i]->to_int()) : show(in[i])) +
-         " (torchtpu computes in float32 only; the result would differ from torch's)";
+         " (torchtpu computes softmax and mean in float32, float16 and bfloat16 only; the result would differ "
+         "from torch's)";
 }
 
 /// `dropout(x, p, train)` and its variants: exact (the identity) only for train=False or p=0.
@@ -702,6 +705,98 @@ inline void addcmul_node(OpContext& c) {
   c.out[0] = Value(FloatTensor(torchtpu::add(s, torchtpu::mul(torchtpu::mul(a, b), v))));
 }
 
+/// True for the dtypes torch's CPU kernels compute through float32 (float16, bfloat16).
+inline bool reduced_float(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
+
+/// A float32-only kernel made to take float16/bfloat16 operands the way torch's CPU kernels do
+/// for those dtypes: each such tensor operand (and tensor-list element) widened to float32
+/// (exact), the op computed in float32 (a fused activation included), and each float32 tensor
+/// result rounded once to the result dtype. The result dtype follows torch's promotion among the
+/// floating tensor operands: one reduced dtype alone (0-dim float32 tensors do not count beside a
+/// dimensioned one) gives that dtype; float32 beside it gives float32; float16 beside bfloat16
+/// gives float32. An in-place op (`in_place`) writes the rounded result into argument 0 and
+/// returns it. Operands without a reduced dtype run the kernel as it is; float64 and others still
+/// get the kernel's own TypeError (never a silent conversion).
+inline Kernel via_float32(Kernel k, bool in_place = false) {
+  return [k = std::move(k), in_place](OpContext& c) {
+    bool reduced = false;
+    std::optional<ScalarType> dims_dt, scalar_dt;  // promoted so far (dimensioned; 0-dim)
+    auto note = [&](const AnyTensor& t) {
+      if (!t.defined() || !is_floating(t.dtype())) return;
+      reduced = reduced || reduced_float(t.dtype());
+      std::optional<ScalarType>& d = t.dim() > 0 ? dims_dt : scalar_dt;
+      d = !d || *d == t.dtype() ? t.dtype() : ScalarType::Float;
+    };
+    for (const Value* v : c.in) {
+      if (v->is_tensor()) note(v->any());
+      else if (v->kind() == Value::Kind::TensorList)
+        for (const AnyTensor& t : v->anys()) note(t);
+    }
+    if (!reduced) {
+      k(c);
+      return;
+    }
+    const ScalarType result = dims_dt ? *dims_dt : *scalar_dt;
+    auto widen = [](const AnyTensor& t) {
+      return t.defined() && reduced_float(t.dtype()) ? ops::detail::to_dtype(t, ScalarType::Float) : t;
+    };
+    std::vector<Value> held;
+    held.reserve(c.in.size());
+    std::vector<const Value*> in;
+    for (const Value* v : c.in) {
+      if (v->is_tensor() && reduced_float(v->any().dtype())) {
+        held.emplace_back(widen(v->any()));
+      } else if (v->kind() == Value::Kind::TensorList) {
+        std::vector<AnyTensor> l;
+        for (const AnyTensor& t : v->anys()) l.push_back(widen(t));
+        held.emplace_back(std::move(l));
+      } else {
+        in.push_back(v);
+        continue;
+      }
+      in.push_back(&held.back());
+    }
+    OpContext sub{in, c.out, c.epilogue, c.state};
+    k(sub);
+    if (!reduced_float(result)) return;
+    for (Value& o : c.out) {
+      if (o.is_tensor() && o.any().is<float>()) {
+        o = Value(ops::detail::to_dtype(o.any(), result));
+      } else if (o.kind() == Value::Kind::TensorList) {
+        std::vector<AnyTensor> l;
+        for (const AnyTensor& t : o.anys())
+          l.push_back(t.defined() && t.is<float>() ? ops::detail::to_dtype(t, result) : t);
+        o = Value(std::move(l));
+      }
+    }
+    if (in_place && !c.out.empty() && c.out[0].is_tensor()) {
+      const AnyTensor& self = c.arg(0, "in-place op").any();
+      const AnyTensor r = ops::detail::to_dtype(c.out[0].any(), self.dtype());
+      self.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(r.get<U>()); });
+      c.out[0] = Value(self);
+    }
+  };
+}
+
+/// `x` as float32 for a kernel that computes in float32: float32 as it is, float16/bfloat16
+/// widened (exact). **Errors:** TypeError naming `n` for any other dtype.
+inline FloatTensor float32_of(const AnyTensor& x, const char* n) {
+  return reduced_float(x.dtype()) ? ops::detail::to_dtype(x, ScalarType::Float).get<float>() : Value(x).tensor(n);
+}
+
+/// A float32 result rounded to `dtype` (float16/bfloat16), or kept as float32.
+inline AnyTensor round_to(const FloatTensor& r, ScalarType dtype) {
+  return reduced_float(dtype) ? ops::detail::to_dtype(AnyTensor(r), dtype) : AnyTensor(r);
+}
+
+/// Argument 0 converted to the op's `dtype=` argument (at `at`) when one is given, as torch
+/// converts before softmax/mean.
+inline AnyTensor with_dtype_arg(OpContext& c, size_t at, const char* n) {
+  AnyTensor x = c.arg(0, n).any(n);
+  if (c.in.size() > at && c.in[at]->is_int()) x = ops::detail::to_dtype(x, ops::detail::from_torch_dtype(c.in[at]->to_int(), n));
+  return x;
+}
+
 }  // namespace builtin
 
 /// Registers every built-in op into `r` (called once, by `registry()`). Inline, unless the
@@ -792,23 +887,24 @@ inline void register_builtin_ops(Registry& r) {
   def("aten::dim", [](OpContext& c) { c.out[0] = Value(int64_t(c.arg(0, "aten::dim").any("aten::dim").dim())); });
 
   // ---- matrix products, convolution, normalisation -------------------------------------
-  def("aten::linear", [](OpContext& c) {
+  // the float32 kernels take float16/bfloat16 operands as torch's CPU does (via_float32)
+  def("aten::linear", via_float32([](OpContext& c) {
     const char* n = "aten::linear";
     const FloatTensor* b = c.in.size() > 2 ? opt_tensor(*c.in[2], n) : nullptr;
     c.out[0] = Value(kernels::linear(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n), b, c.epilogue));
-  }, true);
+  }), true);
   // aten::_convolution, aten::conv1d/2d/3d: the operator library, ops/conv.hpp (epilogue fused)
-  def("aten::matmul", [](OpContext& c) {
+  def("aten::matmul", via_float32([](OpContext& c) {
     const char* n = "aten::matmul";
     c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::matmul(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n))));
-  }, true);
-  def("aten::bmm", [](OpContext& c) {
+  }), true);
+  def("aten::bmm", via_float32([](OpContext& c) {
     const char* n = "aten::bmm";
     c.out[0] = Value(kernels::eval_new(c.epilogue, torchtpu::bmm(c.arg(0, n).tensor(n), c.arg(1, n).tensor(n))));
-  }, true);
+  }), true);
   // aten::addmm, aten::baddbmm: the operator library, ops/linalg.hpp
   // the normalizations (aten::batch_norm, ...): the operator library, ops/norm.hpp
-  def("aten::_native_multi_head_attention", [](OpContext& c) {
+  def("aten::_native_multi_head_attention", via_float32([](OpContext& c) {
     const char* n = "aten::_native_multi_head_attention";
     if (!c.arg(9, n).is_none()) throw ValueError(std::string(n) + ": attention masks are not supported");
     const bool need = c.in.size() > 10 && c.in[10]->to_bool(n);
@@ -819,8 +915,8 @@ inline void register_builtin_ops(Registry& r) {
                                                    c.arg(6, n).tensor(n), c.arg(7, n).tensor(n), c.arg(8, n).tensor(n),
                                                    need, avg, &w));
     if (c.out.size() > 1) c.out[1] = need ? Value(w) : Value(FloatTensor::empty(Dims{0}));
-  });
-  def("aten::_transformer_encoder_layer_fwd", [](OpContext& c) { c.out[0] = Value(encoder_layer(c)); });
+  }));
+  def("aten::_transformer_encoder_layer_fwd", via_float32([](OpContext& c) { c.out[0] = Value(encoder_layer(c)); }));
 
   // ---- pooling, reductions ---------------------------------------------------------------
   // aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d: the operator library, ops/pool.hpp
@@ -832,7 +928,8 @@ inline void register_builtin_ops(Registry& r) {
   def("aten::mean", [reduce_dims](OpContext& c) {
     const char* n = "aten::mean";
     const bool keep = c.in.size() > 2 && c.in[2]->is_bool() && c.in[2]->to_bool();
-    c.out[0] = Value(FloatTensor(torchtpu::mean(c.arg(0, n).tensor(n), reduce_dims(c, n), keep)));
+    const AnyTensor x = with_dtype_arg(c, c.in.size() == 2 ? 1 : 3, n);
+    c.out[0] = Value(round_to(FloatTensor(torchtpu::mean(float32_of(x, n), reduce_dims(c, n), keep)), x.dtype()));
   });
   // sum(x, dtype) / sum(x, dims, keepdim, dtype): any dtype, as torch: integers and bool sum in
   // int64, floating types in their own; `dtype` (when given) converts x first
@@ -864,7 +961,8 @@ inline void register_builtin_ops(Registry& r) {
   }
   def("aten::softmax", [](OpContext& c) {
     const char* n = "aten::softmax";
-    c.out[0] = Value(FloatTensor(torchtpu::softmax(c.arg(0, n).tensor(n), c.arg(1, n).to_int(n))));
+    const AnyTensor x = with_dtype_arg(c, 2, n);
+    c.out[0] = Value(round_to(FloatTensor(torchtpu::softmax(float32_of(x, n), c.arg(1, n).to_int(n))), x.dtype()));
   });
   // aten::log_softmax: ops::LogSoftmaxOp (ops/loss.hpp; every floating dtype, its dtype argument)
 
@@ -1022,11 +1120,12 @@ inline void register_builtin_ops(Registry& r) {
   def("aten::argmax", [](OpContext& c) { argextreme_node<true>(c, "aten::argmax"); });
   def("aten::argmin", [](OpContext& c) { argextreme_node<false>(c, "aten::argmin"); });
   def("aten::repeat_interleave", repeat_interleave_node);
-  def("aten::leaky_relu", [](OpContext& c) { leaky_relu_node(c, "aten::leaky_relu", false); });
-  def("aten::leaky_relu_", [](OpContext& c) { leaky_relu_node(c, "aten::leaky_relu_", true); }, false, true);
-  def("aten::addcmul", addcmul_node);
-  def("aten::glu", glu_node);
-  def("aten::softplus", softplus_node);
+  def("aten::leaky_relu", via_float32([](OpContext& c) { leaky_relu_node(c, "aten::leaky_relu", false); }));
+  def("aten::leaky_relu_", via_float32([](OpContext& c) { leaky_relu_node(c, "aten::leaky_relu_", true); }, true),
+      false, true);
+  def("aten::addcmul", via_float32(addcmul_node));
+  def("aten::glu", via_float32(glu_node));
+  def("aten::softplus", via_float32(softplus_node));
   def_fold("aten::eye", eye_node);
   def("aten::max", [](OpContext& c) { max_min_node<MaximumOp, true>(c, "aten::max"); });
   def("aten::min", [](OpContext& c) { max_min_node<MinimumOp, false>(c, "aten::min"); });

@@ -93,8 +93,8 @@ Tensor<int64_t> index_of(const std::vector<int64_t>& vals, const Dims& shape) {
   return t;
 }
 
-/// index_select, gather, take_along_dim, scatter, scatter_add, masked_fill, one_hot on the
-/// device against the same calls on the cpu (indices in range: devices do not check them).
+/// index_select, gather, take_along_dim, scatter, scatter_add, scatter_reduce, masked_fill,
+/// one_hot on the device against the same calls on the cpu (indices in range: devices do not check them).
 template <class T>
 void check_index_ops() {
   INFO("dtype " << dtype_name(dtype_of<T>()));
@@ -119,6 +119,16 @@ void check_index_ops() {
   const Tensor<int64_t> sa = index_of({0, 0, 1, 3, 3, 3, 2, 1, 0}, Dims{3, 3});
   const Tensor<T> ones = full<T>(Dims{3, 3}, convert<T>(1));
   check_close(scatter_add(da, 1, sa.to(dev), ones.to(dev)), scatter_add(a, 1, sa, ones), 0.0);
+  if constexpr (!std::is_same_v<T, bool>) {  // scatter_reduce: every reduction, with and without self
+    const Tensor<T> vals = counting<T>(3, 3, 2);
+    for (const char* r : {"sum", "prod", "mean", "amax", "amin"})
+      for (const bool self : {true, false}) {
+        INFO("scatter_reduce " << r << " include_self=" << self);
+        // products of counting values overflow small integer types: both sides wrap alike
+        check_close(scatter_reduce(da, 1, sa.to(dev), vals.to(dev), r, self), scatter_reduce(a, 1, sa, vals, r, self),
+                    std::is_floating_point_v<T> ? 1e-6 : is_floating(dtype_of<T>()) ? 1e-2 : 0.0);
+      }
+  }
   const Tensor<T> rows = counting<T>(3, 4, 5);
   check_close(index_add(da, 0, i1.to(dev), rows.to(dev)), index_add(a, 0, i1, rows), 0.0);
   const Tensor<bool> m = Tensor<bool>(counting<int64_t>(3, 1, 0) != int64_t{1});  // true, false, true

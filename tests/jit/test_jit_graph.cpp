@@ -14,6 +14,7 @@
 #include <torchtpu/jit/graph.hpp>       // Graph, registry, register_op
 #include <torchtpu/jit/kernels.hpp>     // kernels:: (called directly below)
 #include <torchtpu/ops/conv.hpp>        // conv2d
+#include <torchtpu/ops/library.hpp>     // ops::detail::to_dtype
 #include <torchtpu/ops/pool.hpp>        // max_pool2d, avg_pool2d, adaptive_avg_pool2d
 
 namespace {
@@ -790,4 +791,157 @@ TEST_CASE("jit graph: int64 through clamp, a fused activation, sum, tile, all an
     CHECK(ints(out[8]) == std::vector<int64_t>{0, 0, 1, 1});  // nonzero of [[0, 4, 8], [1, 0, 3]]
     CHECK(ints(out[9]) == std::vector<int64_t>{1, 2, 0, 2});
   }
+}
+
+TEST_CASE("jit graph: bfloat16 through linear, matmul, softmax and mean: float32 compute, one rounding", "[jit]") {
+  using torchtpu::AnyTensor;
+  using torchtpu::ScalarType;
+  namespace od = torchtpu::ops::detail;
+  const auto bf = [](std::vector<float> v, Dims s) { return od::to_dtype(AnyTensor(t(std::move(v), s)), ScalarType::BFloat16); };
+  const auto floats = [](const Value& v) { return values(od::to_dtype(v.any(), ScalarType::Float).get<float>()); };
+  for (const Mode mode : {Mode::Fused, Mode::Strict}) {
+    Graph g;
+    const int x = g.add_input("x");  // [1, 3] bfloat16: [1, 1, 1]
+    // w = [[1, 2^-8, 2^-9], [1, -1, 2]]: row 0's float32 sum 1 + 2^-8 + 2^-9 rounds once to the
+    // bfloat16 1 + 2^-7 (its 8 significant bits); adding in bfloat16 step by step would give 1
+    // (1 + 2^-8 is a tie that rounds to even, then 1 + 2^-9 rounds down), as would no rounding
+    // of 1 + 2^-8 + 2^-9 = 1.005859375 read back as float32 (it is not a bfloat16)
+    const int w = g.add_constant(Value(bf({1, 0.00390625f, 0.001953125f, 1, -1, 2}, Dims{2, 3})));
+    const int b = g.add_constant(Value(bf({0, 0.5f}, Dims{2})));
+    const int y = g.add_node("aten::linear", {x, w, b}, 1, "node 0")[0];
+    const int r = g.add_node("aten::relu", {y}, 1, "node 1")[0];  // fused into linear in Mode::Fused
+    // matmul of [1, 2] by w[:, :2] ([2, 2] here, a constant): [1.0078125, 2.5] @ [[1, 2], [3, 4]]
+    const int m = g.add_constant(Value(bf({1, 2, 3, 4}, Dims{2, 2})));
+    const int mm = g.add_node("aten::matmul", {r, m}, 1, "node 2")[0];
+    // softmax over [0, 0] with dtype=float32 (torch code 6): float32 [0.5, 0.5]; without dtype: bfloat16
+    const int z = g.add_constant(Value(bf({0, 0}, Dims{1, 2})));
+    const int dim = g.add_constant(Value(int64_t(-1))), f32 = g.add_constant(Value(int64_t(6)));
+    const int none = g.add_constant(Value());
+    const int sm32 = g.add_node("aten::softmax", {z, dim, f32}, 1, "node 3")[0];
+    const int sm16 = g.add_node("aten::softmax", {z, dim, none}, 1, "node 4")[0];
+    // mean of [1, 2, 3, 4]: 2.5, bfloat16
+    const int mn = g.add_node("aten::mean", {m, none}, 1, "node 5")[0];
+    g.set_outputs({r, mm, sm32, sm16, mn});
+    g.finalize();
+    const auto out = g.run({Value(bf({1, 1, 1}, Dims{1, 3}))}, mode);
+    CHECK(out[0].any().dtype() == ScalarType::BFloat16);
+    CHECK(floats(out[0]) == std::vector<float>{1.0078125f, 2.5f});
+    // [1.0078125 + 7.5, 2.015625 + 10] = [8.5078125, 12.015625] in float32, rounded: bfloat16
+    // spacing is 2^-4 in [8, 16): 8.5 and 12.0
+    CHECK(out[1].any().dtype() == ScalarType::BFloat16);
+    CHECK(floats(out[1]) == std::vector<float>{8.5f, 12.0f});
+    CHECK(out[2].any().dtype() == ScalarType::Float);
+    CHECK(floats(out[2]) == std::vector<float>{0.5f, 0.5f});
+    CHECK(out[3].any().dtype() == ScalarType::BFloat16);
+    CHECK(floats(out[3]) == std::vector<float>{0.5f, 0.5f});
+    CHECK(out[4].any().dtype() == ScalarType::BFloat16);
+    CHECK(floats(out[4]) == std::vector<float>{2.5f});
+  }
+  // float64 is not widened or narrowed: the kernel's own TypeError, naming the op
+  Graph g;
+  const int x = g.add_input("x");
+  const int w = g.add_constant(Value(t({1, 2}, Dims{1, 2})));
+  g.set_outputs({g.add_node("aten::linear", {x, w}, 1, "node 0")[0]});
+  g.finalize();
+  const AnyTensor x64 = od::to_dtype(AnyTensor(t({1, 1}, Dims{1, 2})), ScalarType::Double);
+  CHECK_THROWS_WITH(g.run({Value(x64)}, Mode::Strict), Catch::Contains("aten::linear") && Catch::Contains("float64"));
+}
+
+TEST_CASE("jit graph: 0-dim tensors promote as torch's; in-place into bfloat16; prim::dtype", "[jit]") {
+  using torchtpu::AnyTensor;
+  using torchtpu::ScalarType;
+  namespace od = torchtpu::ops::detail;
+  const auto as = [](std::vector<float> v, Dims s, ScalarType d) { return od::to_dtype(AnyTensor(t(std::move(v), s)), d); };
+  const auto floats = [](const Value& v) { return values(od::to_dtype(v.any(), ScalarType::Float).get<float>()); };
+  for (const Mode mode : {Mode::Fused, Mode::Strict}) {
+    Graph g;
+    const int x = g.add_input("x");  // [2] bfloat16 [1, 2]
+    // x * 0-dim float32 3: bfloat16 (a 0-dim tensor of the same category does not promote)
+    const int three = g.add_constant(Value(as({3}, Dims{}, ScalarType::Float)));
+    const int m = g.add_node("aten::mul", {x, three}, 1, "node 0")[0];
+    // [2] int32 + 0-dim float64 0.5: float64 (a 0-dim tensor of a higher category does)
+    const int i = g.add_constant(Value(as({1, 2}, Dims{2}, ScalarType::Int32)));
+    const int half = g.add_constant(Value(as({0.5f}, Dims{}, ScalarType::Double)));
+    const int one = g.add_constant(Value(int64_t(1)));
+    const int s = g.add_node("aten::add", {i, half, one}, 1, "node 1")[0];
+    // clone(x).add_([2] float32 [2^-8, 0.25]): the float32 result rounded into the bfloat16
+    // tensor, as torch: 1 + 2^-8 is a tie that rounds to 1; 2.25 is exact
+    const int cl = g.add_node("aten::clone", {x}, 1, "node 2")[0];
+    const int f = g.add_constant(Value(as({0.00390625f, 0.25f}, Dims{2}, ScalarType::Float)));
+    const int a = g.add_node("aten::add_", {cl, f, one}, 1, "node 3")[0];
+    const int dt = g.add_node("prim::dtype", {x}, 1, "node 4")[0];
+    g.set_outputs({m, s, a, dt});
+    g.finalize();
+    const auto out = g.run({Value(as({1, 2}, Dims{2}, ScalarType::BFloat16))}, mode);
+    CHECK(out[0].any().dtype() == ScalarType::BFloat16);
+    CHECK(floats(out[0]) == std::vector<float>{3, 6});
+    CHECK(out[1].any().dtype() == ScalarType::Double);
+    CHECK(floats(out[1]) == std::vector<float>{1.5f, 2.5f});
+    CHECK(out[2].any().dtype() == ScalarType::BFloat16);
+    CHECK(floats(out[2]) == std::vector<float>{1, 2.25f});
+    CHECK(out[3].to_int() == 15);  // torch.bfloat16
+  }
+}
+
+// torch.nn.LSTM(2, 2, num_layers=2, bidirectional=True, batch_first=True), parameter i (in
+// m.parameters() order) element k = (k·0.37 + i·0.11) mod 1 − 0.5, x[k] = (k·0.29 mod 1) − 0.4
+// ([2, 3, 2]), h0[k] = (k·0.13 mod 1) − 0.5, c0[k] = (k·0.21 mod 1) − 0.5 ([4, 2, 2]), all
+// rounded to float32; the expected values are torch's float64 run of those float32 numbers.
+TEST_CASE("jit graph: aten::lstm (two layers, bidirectional, batch_first) against torch's float64", "[jit]") {
+  auto fill = [](Dims s, double step, double shift, double sub) {
+    FloatTensor r = FloatTensor::empty(s);
+    for (int64_t k = 0; k < r.numel(); ++k) r.data_ptr()[k] = float(std::fmod(double(k) * step + shift, 1.0) - sub);
+    return r;
+  };
+  std::vector<FloatTensor> params;
+  int i = 0;
+  for (int layer = 0; layer < 2; ++layer)
+    for (int dir = 0; dir < 2; ++dir) {
+      const int64_t in = layer == 0 ? 2 : 4;
+      params.push_back(fill(Dims{8, in}, 0.37, 0.11 * i++, 0.5));
+      params.push_back(fill(Dims{8, 2}, 0.37, 0.11 * i++, 0.5));
+      params.push_back(fill(Dims{8}, 0.37, 0.11 * i++, 0.5));
+      params.push_back(fill(Dims{8}, 0.37, 0.11 * i++, 0.5));
+    }
+  const FloatTensor x = fill(Dims{2, 3, 2}, 0.29, 0, 0.4);
+  const std::vector<FloatTensor> hx{fill(Dims{4, 2, 2}, 0.13, 0, 0.5), fill(Dims{4, 2, 2}, 0.21, 0, 0.5)};
+  Graph g;
+  const int xi = g.add_input("x");
+  const std::vector<int> args{xi, g.add_constant(Value(hx)), g.add_constant(Value(params)), g.add_constant(Value(true)),
+                              g.add_constant(Value(int64_t(2))), g.add_constant(Value(0.0)), g.add_constant(Value(false)),
+                              g.add_constant(Value(true)), g.add_constant(Value(true))};
+  const std::vector<int> outs = g.add_node("aten::lstm", args, 3, "node 0");
+  g.set_outputs(outs);
+  g.finalize();
+  const auto out = g.run({Value(x)});
+  const std::vector<double> y = {0.0864046, 0.14915143, -0.34120921, 0.07108819, 0.12714926, 0.05921625, -0.31089273,
+                                 0.06279244, 0.15553077, 0.01824177, -0.23214352, 0.06123998, -0.08786467, -0.00011321,
+                                 -0.34522757, -0.00043691, -0.00820727, 0.02050799, -0.29897987, -0.03692457, 0.0523546,
+                                 0.03274191, -0.14820452, -0.10830168};
+  const std::vector<double> h = {0.10857105, -0.3649143, 0.13967839, -0.2587072, -0.30502296, 0.01523729, -0.41484622,
+                                 0.02113455, 0.15553077, 0.01824177, 0.0523546, 0.03274191, -0.34120921, 0.07108819,
+                                 -0.34522757, -0.00043691};
+  const std::vector<double> cc = {0.23531795, -0.60411572, 0.32565737, -0.44535998, -0.50663773, 0.04113367, -0.65928027,
+                                  0.06016608, 0.34144777, 0.0311508, 0.1116525, 0.05756406, -0.67090667, 0.18513655,
+                                  -0.6943277, -0.00119333};
+  auto close = [](const FloatTensor& got, const std::vector<double>& want) {
+    const std::vector<float> v = values(got);
+    REQUIRE(v.size() == want.size());
+    for (size_t k = 0; k < v.size(); ++k) CHECK(std::abs(double(v[k]) - want[k]) < 2e-6);
+  };
+  CHECK(out[0].tensor().sizes() == Dims{2, 3, 4});
+  close(out[0].tensor(), y);
+  close(out[1].tensor(), h);
+  close(out[2].tensor(), cc);
+  // a params list of the wrong length (an LSTM with proj_size has 5 per layer): ValueError
+  Graph bad;
+  const int bx = bad.add_input("x");
+  std::vector<FloatTensor> short_params(params.begin(), params.begin() + 7);
+  bad.set_outputs(bad.add_node("aten::lstm", {bx, bad.add_constant(Value(hx)), bad.add_constant(Value(short_params)),
+                                               bad.add_constant(Value(true)), bad.add_constant(Value(int64_t(2))),
+                                               bad.add_constant(Value(0.0)), bad.add_constant(Value(false)),
+                                               bad.add_constant(Value(true)), bad.add_constant(Value(true))},
+                                3, "node 0"));
+  bad.finalize();
+  CHECK_THROWS_WITH(bad.run({Value(x)}), Catch::Contains("aten::lstm: expected 16 weights"));
 }

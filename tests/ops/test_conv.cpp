@@ -191,11 +191,19 @@ const std::vector<ConvCase> kCases = {
     // implicit GEMM: K = 45 · 9 = 405 > one k panel (384), output rows of 10 cut across
     // 32-column panels, stride 2, a top padding (3) past the window (first output row all zero)
     {Dims{2, 45, 19, 21}, Dims{7, 45, 3, 3}, true, {2, 2}, {3, 1}, {1, 2}, {}, 1, false},
-    // small output planes, computed as outᵀ = im2colᵀ · Wᵀ on the vector paths (fewer padded
-    // tile rows): 3x3 at 7x7, K = 1152, two groups of 64 channels, two images (the product
-    // buffer reused); a 1x1 stride-2 convolution to 7x7 without bias (transpose only)
+    // small output planes of two images: one GEMM over both images' positions
+    // (Im2colArgs::plane) on the vector paths: 3x3 at 7x7, K = 1152, two groups of 64 channels;
+    // one image's small plane as outᵀ = im2colᵀ · Wᵀ (fewer padded tile rows): a 1x1 stride-2
+    // convolution to 7x7 without bias (transpose only)
     {Dims{2, 256, 7, 7}, Dims{128, 128, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 2, false},
     {Dims{1, 24, 13, 13}, Dims{64, 24, 1, 1}, false, {2, 2}, {0, 0}, {1, 1}, {}, 1, false},
+    // the 3x3 7x7 grouped case of one image: outᵀ = im2colᵀ · Wᵀ, the product buffer reused per group
+    {Dims{1, 256, 7, 7}, Dims{128, 128, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 2, false},
+    // batches folded into one GEMM per 3 images (10x20 planes: 512 / 200 rounded up), 5 images:
+    // a full chunk then a short one, two groups; and 3 images with stride, dilation and a
+    // padding that reads across each image's border (never into the next image)
+    {Dims{5, 6, 10, 20}, Dims{4, 3, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 2, false},
+    {Dims{3, 4, 5, 7}, Dims{6, 4, 3, 2}, true, {2, 1}, {1, 0}, {1, 2}, {}, 1, false},
 };
 
 }  // namespace
@@ -502,8 +510,9 @@ TEST_CASE("pooling: torch 1.13 values, NaN", "[ops][pool]") {
 TEMPLATE_TEST_CASE("convolution: the fused epilogue entry", "[ops][conv]", float, double, bfloat16) {
   using T = TestType;
   const auto relu_ep = [](Tensor<T> dest, const auto& e) { dest.copy_(torchtpu::relu(e)); };
-  // im2col, depthwise, 1x1, transposed convolution, outᵀ product
-  for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8), size_t(12)}) {
+  // im2col, depthwise, 1x1, transposed convolution, batch-folded GEMMs, outᵀ product
+  for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8), size_t(12), size_t(13), size_t(14), size_t(15), size_t(16)}) {
+    REQUIRE(ci < kCases.size());
     const ConvCase& c = kCases[ci];
     INFO("case " << ci);
     const Tensor<T> x = sinus<T>(c.x), w = sinus<T>(c.w, 0.91, 1.0);

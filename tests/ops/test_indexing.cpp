@@ -5,6 +5,7 @@
 // and the indices written next to each check, pasted as literals (`through<T>` maps them to
 // what each dtype holds: these ops move elements or write constants, so converting before or
 // after gives the same values). The device path is tests/device_ops/test_device_library.cpp.
+#include <cmath>    // std::isnan, std::nanf
 #include <cstdint>  // int64_t
 #include <string>   // std::string
 #include <vector>   // std::vector
@@ -129,6 +130,67 @@ TEST_CASE("scatter_add: integers wrap, floats add in the result dtype", "[ops][i
   check_values(scatter_add(make<uint8_t>({250}, Dims{1}), 0, idx({0, 0}, Dims{2}), make<uint8_t>({3, 4}, Dims{2})), {1});
   check_values(scatter_add(make<int32_t>({2147483647}, Dims{1}), 0, idx({0}, Dims{1}), make<int32_t>({1}, Dims{1})),
                {-2147483648.0});
+}
+
+// x = torch.arange(12.).reshape(3, 4) - 4; index = [[3, 0, 3], [1, 1, 2], [0, 0, 0]];
+// src = [[1, -2, 3], [4, 5, -6], [7, 8, 9]]: torch.scatter_reduce(x, 1, index, src, r, include_self=s)
+TEST_CASE("scatter_reduce: every reduction, with and without self, against torch", "[ops][indexing]") {
+  const Tensor<int64_t> index = idx({3, 0, 3, 1, 1, 2, 0, 0, 0}, Dims{3, 3});
+  const std::vector<double> src = {1, -2, 3, 4, 5, -6, 7, 8, 9};
+  struct Row {
+    const char* reduce;
+    bool include_self;
+    std::vector<double> want;
+  };
+  const std::vector<Row> rows = {
+      {"sum", true, {-6, -3, -2, 3, 0, 10, -4, 3, 28, 5, 6, 7}},
+      {"sum", false, {-2, -3, -2, 4, 0, 9, -6, 3, 24, 5, 6, 7}},
+      {"prod", true, {8, -3, -2, -3, 0, 20, -12, 3, 2016, 5, 6, 7}},
+      {"prod", false, {-2, -3, -2, 3, 0, 20, -6, 3, 504, 5, 6, 7}},
+      {"mean", true, {-3, -3, -2, 1, 0, 10.0 / 3.0, -2, 3, 7, 5, 6, 7}},
+      {"mean", false, {-2, -3, -2, 2, 0, 4.5, -6, 3, 8, 5, 6, 7}},
+      {"amax", true, {-2, -3, -2, 3, 0, 5, 2, 3, 9, 5, 6, 7}},
+      {"amax", false, {-2, -3, -2, 3, 0, 5, -6, 3, 9, 5, 6, 7}},
+      {"amin", true, {-4, -3, -2, -1, 0, 1, -6, 3, 4, 5, 6, 7}},
+      {"amin", false, {-2, -3, -2, 1, 0, 4, -6, 3, 7, 5, 6, 7}}};
+  std::vector<double> x;
+  for (int i = 0; i < 12; ++i) x.push_back(i - 4);
+  for (const Row& r : rows) {
+    INFO(r.reduce << " include_self=" << r.include_self);
+    check_values(scatter_reduce(make<float>(x, Dims{3, 4}), 1, index, make<float>(src, Dims{3, 3}), r.reduce, r.include_self),
+                 r.want, 1e-7, 1e-7);
+    check_values(scatter_reduce(make<double>(x, Dims{3, 4}), 1, index, make<double>(src, Dims{3, 3}), r.reduce, r.include_self),
+                 r.want, 1e-15, 1e-15);
+  }
+  // integer mean floor-divides: [-3, -3, -2, 1, 0, 3, -2, ...]; torch: tensor([-1]) with -2 scattered: -2
+  check_values(scatter_reduce(make<int64_t>(x, Dims{3, 4}), 1, index, make<int64_t>(src, Dims{3, 3}), "mean"),
+               {-3, -3, -2, 1, 0, 3, -2, 3, 7, 5, 6, 7});
+  check_values(scatter_reduce(make<int64_t>({-1}, Dims{1}), 0, idx({0}, Dims{1}), make<int64_t>({-2}, Dims{1}), "mean"), {-2});
+  // uint8 wraps: 250 + 10 = 4, 250 * 3 * 2 = 220 (mod 256)
+  check_values(scatter_reduce(make<uint8_t>({250}, Dims{1}), 0, idx({0}, Dims{1}), make<uint8_t>({10}, Dims{1}), "sum"), {4});
+  check_values(scatter_reduce(make<uint8_t>({250}, Dims{1}), 0, idx({0, 0}, Dims{2}), make<uint8_t>({3, 2}, Dims{2}), "prod"),
+               {220});
+  // bfloat16 rounds after each step, as torch's cpu: 1 + 2^-8 is a tie that rounds to 1, three times
+  check_values(scatter_reduce(make<bfloat16>({1, 2}, Dims{2}), 0, idx({0, 0, 0}, Dims{3}),
+                              make<bfloat16>({0.00390625, 0.00390625, 0.00390625}, Dims{3}), "sum"),
+               {1, 2});
+  // amax propagates NaN: torch.scatter_reduce(tensor([1., 2, 3]), 0, [0, 0, 2], [nan, 5, -1], 'amax')
+  const Tensor<float> m = scatter_reduce(make<float>({1, 2, 3}, Dims{3}), 0, idx({0, 0, 2}, Dims{3}),
+                                         make<float>({std::nanf(""), 5, -1}, Dims{3}), "amax");
+  CHECK(std::isnan(m.data_ptr()[0]));
+  CHECK(m.data_ptr()[1] == 2.0f);
+  CHECK(m.data_ptr()[2] == 3.0f);
+  // by schema, as a model graph calls it (TAPAS: include_self=False)
+  using ops::Arg;
+  std::vector<Arg> args{Arg(AnyTensor(make<float>({0, 0}, Dims{2}))), Arg(int64_t{0}), Arg(AnyTensor(idx({1, 1, 0}, Dims{3}))),
+                        Arg(AnyTensor(make<float>({2, -3, 4}, Dims{3}))), Arg(std::string("amin")), Arg(false)};
+  check_values(ops::call_by_name("aten::scatter_reduce", args).get<float>(), {4, -3});
+  // errors: an unknown reduction, a bool self, an index out of range
+  CHECK(message_of<ValueError>([&] { (void)scatter_reduce(make<float>({0}, Dims{1}), 0, idx({0}, Dims{1}), make<float>({1}, Dims{1}), "max"); })
+            .find("aten::scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got 'max'") != std::string::npos);
+  CHECK_THROWS_AS(scatter_reduce(make<bool>({0}, Dims{1}), 0, idx({0}, Dims{1}), make<bool>({1}, Dims{1}), "sum"), TypeError);
+  CHECK(message_of<IndexError>([&] { (void)scatter_reduce(make<float>({0}, Dims{1}), 0, idx({1}, Dims{1}), make<float>({1}, Dims{1}), "sum"); })
+            .find("aten::scatter_reduce") != std::string::npos);
 }
 
 TEST_CASE("index_add / index_add_: values, alpha, repeated indices, errors", "[ops][indexing]") {

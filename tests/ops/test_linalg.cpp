@@ -143,6 +143,30 @@ TEST_CASE("einsum: run-time typed, by schema, errors", "[ops][linalg][einsum]") 
   CHECK_THROWS_AS(einsum("ij", std::vector<Tensor<bool>>{Tensor<bool>::empty(Dims{1, 1})}), TypeError);
 }
 
+// NLLB-MoE's router: h = torch.tensor([[1., -2], [3, 0.5], [-1, 4]]),
+// mask = torch.tensor([[True, False], [False, True], [True, True]]):
+// torch.einsum('bm,be->ebm', h, mask) is float32 (no summed label: a broadcast multiply, promoted);
+// torch.einsum('bm,be->em', h, mask) raises "expected scalar type Float but found Bool"
+TEST_CASE("einsum: mixed dtypes promote without a summed label, as torch's cpu", "[ops][linalg][einsum]") {
+  const AnyTensor h(make<float>({1, -2, 3, 0.5, -1, 4}, Dims{3, 2}));
+  const AnyTensor mask(make<bool>({true, false, false, true, true, true}, Dims{3, 2}));
+  for (const bool mask_first : {false, true}) {
+    const AnyTensor r = mask_first ? einsum("be,bm->ebm", std::vector<AnyTensor>{mask, h})
+                                   : einsum("bm,be->ebm", std::vector<AnyTensor>{h, mask});
+    REQUIRE(r.dtype() == ScalarType::Float);
+    CHECK(r.sizes() == Dims{2, 3, 2});
+    check_values(r.get<float>(), {1, -2, 0, 0, -1, 4, 0, 0, 3, 0.5, -1, 4});
+  }
+  const std::string msg = message_of<TypeError>([&] { (void)einsum("bm,be->em", std::vector<AnyTensor>{h, mask}); });
+  CHECK(msg.find("aten::einsum") != std::string::npos);
+  CHECK(msg.find("[3, 2] float32, [3, 2] bool") != std::string::npos);
+  // int64 times float32 without a summed label: float32, as torch.result_type
+  const AnyTensor ids(make<int64_t>({2, 3}, Dims{2}));
+  const AnyTensor o = einsum("i,j->ij", std::vector<AnyTensor>{ids, AnyTensor(make<float>({0.5, -1}, Dims{2}))});
+  REQUIRE(o.dtype() == ScalarType::Float);
+  check_values(o.get<float>(), {1, -2, 1.5, -3});
+}
+
 // x = torch.tensor([[3., -4, 0], [1, 2, -2]])
 // for p in [2, 1, 0, inf, -inf, 3, 0.5, -1]: torch.linalg.vector_norm(x, p),
 //   torch.linalg.vector_norm(x, p, dim=1), torch.linalg.vector_norm(x, p, dim=0, keepdim=True)

@@ -141,28 +141,37 @@ inline void window_interior(const Window2dArgs& a, int64_t& lo, int64_t& hi) {
 /// (input channel, window row i, window column j) and l = output position (oh, ow) is
 /// x[channel, oh · sh - ph + i · dh, ow · sw - pw + j · dw], zero outside the input (torch's
 /// im2col). `im2col_pack_b` computes it panel by panel while the GEMM packs B
-/// (`SgemmArgs::pack_b_from`), so no unfolded [K, L] buffer exists.
+/// (`SgemmArgs::pack_b_from`), so no unfolded [K, L] buffer exists. With `plane` set, the
+/// columns are several images' positions one after another (column l is image l / plane,
+/// position l % plane; image i's channels start `i · image_stride` floats after `x`): one GEMM
+/// for a batch of small output planes instead of one per image.
 struct Im2colArgs {
   const float* x = nullptr;  ///< the group's first input channel, [Cg, H, W] contiguous
   int64_t H = 0, W = 0, KH = 1, KW = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  int64_t OW = 1, L = 0;  ///< output width, output positions (OH · OW)
+  int64_t OW = 1, L = 0;  ///< output width, columns (OH · OW, times the images when `plane` is set)
+  int64_t plane = 0;         ///< output positions per image (OH · OW) when the columns span images; 0: one image
+  int64_t image_stride = 0;  ///< floats from one image's input to the next's (C · H · W)
 };
 
 /// The widest GEMM panel `im2col_pack_b` packs.
 inline constexpr int64_t im2col_max_nr = 64;
 
 /// A run of a panel's columns within one output row: dst columns [at, at + len) are output
-/// row oh, columns [ow, ow + len).
+/// row oh, columns [ow, ow + len) of the image whose input starts `image` floats after `x`.
 struct Im2colRun {
-  int64_t at, len, oh, ow;
+  int64_t at, len, oh, ow, image;
 };
 
-/// Cuts columns [j0, j0 + cols) into runs within one output row; returns the count (<= cols).
+/// Cuts columns [j0, j0 + cols) into runs within one output row (of one image); returns the
+/// count (<= cols).
 inline int im2col_runs(const Im2colArgs& g, int64_t j0, int64_t cols, Im2colRun* runs) {
   int n = 0;
-  for (int64_t c = 0, oh = j0 / g.OW, ow = j0 % g.OW; c < cols; ++oh, ow = 0) {
+  const int64_t plane = g.plane > 0 ? g.plane : g.L;
+  for (int64_t c = 0; c < cols;) {
+    const int64_t j = j0 + c, img = plane > 0 ? j / plane : 0, pos = j - img * plane;
+    const int64_t oh = pos / g.OW, ow = pos % g.OW;
     const int64_t len = std::min(cols - c, g.OW - ow);
-    runs[n++] = Im2colRun{c, len, oh, ow};
+    runs[n++] = Im2colRun{c, len, oh, ow, img * g.image_stride};
     c += len;
   }
   return n;
@@ -204,7 +213,7 @@ TORCHTPU_VEC void im2col_pack_with(const Im2colArgs& g, int64_t p0, int64_t kb, 
     const int64_t ih = u.oh * g.sh - g.ph + i * g.dh;
     if (ih < 0 || ih >= g.H) return Part{0, 0, 0, true};
     const int64_t iw0 = u.ow * g.sw - g.pw + j * g.dw;
-    Part pt{ih * g.W + iw0, 0, 0, false};
+    Part pt{u.image + ih * g.W + iw0, 0, 0, false};
     im2col_inside(g, u, iw0, pt.q0, pt.q1);
     return pt;
   };

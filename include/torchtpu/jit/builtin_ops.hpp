@@ -132,8 +132,8 @@ FloatTensor tensor_binary(Bin op, const X& x, const Y& y, float alpha, const std
 /// category: an int tensor with a float number gives float32, a bool tensor with an int
 /// number int64). True division of integers gives float32.
 inline ScalarType binary_result_type(Bin op, const Value& a, const Value& b, const std::string& mode) {
-  return binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), a.is_tensor(),
-                             b.is_tensor() ? b.any().dtype() : number_dtype(b), b.is_tensor(),
+  return binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), operand_kind(a),
+                             b.is_tensor() ? b.any().dtype() : number_dtype(b), operand_kind(b),
                              op == Bin::Div && mode.empty());
 }
 
@@ -273,14 +273,27 @@ inline void binary(OpContext& ctx, Bin op, const char* name, bool reverse, bool 
     // mixed operands with a float32 result (an int mask times a float32 tensor): promoted as torch
     const Value pa = a.is_tensor() ? Value(ops::detail::to_dtype(a.any(), ScalarType::Float)) : a;
     const Value pb = b.is_tensor() ? Value(ops::detail::to_dtype(b.any(), ScalarType::Float)) : b;
-    if (in_place && !a0.any().is<float>())
+    if (in_place && !a0.any().is<float>() && !is_floating(a0.any().dtype()))
       throw TypeError(std::string(name) + ": in-place result float32 cannot be written into a " +
                       std::string(dtype_name(a0.any().dtype())) + " tensor");
     const Value* args[] = {reverse ? &pb : &pa, reverse ? &pa : &pb};
     std::vector<const Value*> in{args[0], args[1]};
     for (size_t i = 2; i < ctx.in.size(); ++i) in.push_back(ctx.in[i]);
     OpContext sub{in, ctx.out, ctx.epilogue};
-    binary(sub, op, name, reverse, in_place, has_alpha, has_mode);
+    // into a float16/bfloat16/float64 self: computed out of place, then rounded into self as
+    // torch's in-place ops cast their result to self's dtype (`x.add_(y)`, x bfloat16, y float32)
+    const bool cast_back = in_place && !a0.any().is<float>();
+    binary(sub, op, name, reverse, in_place && !cast_back, has_alpha, has_mode);
+    if (cast_back) {
+      const AnyTensor& self = a0.any(name);
+      const AnyTensor& res = ctx.out[0].any(name);
+      if (!(res.sizes() == self.sizes()))
+        throw ShapeError(std::string(name) + ": output with shape " + to_string(self.sizes()) +
+                         " doesn't match the broadcast shape " + to_string(res.sizes()));
+      const AnyTensor conv = ops::detail::to_dtype(res, self.dtype());
+      self.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(conv.get<U>()); });
+      ctx.out[0] = Value(self);
+    }
     return;
   }
   const FloatTensor* dest = in_place ? &a0.tensor(name) : nullptr;
@@ -469,8 +482,8 @@ void binary_elementwise(OpContext& c, const char* name) {
     }
     return;
   }
-  const ScalarType t = binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), a.is_tensor(),
-                                           b.is_tensor() ? b.any().dtype() : number_dtype(b), b.is_tensor(), false);
+  const ScalarType t = binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), operand_kind(a),
+                                           b.is_tensor() ? b.any().dtype() : number_dtype(b), operand_kind(b), false);
   const AnyTensor x = operand_as(a, t, name), y = operand_as(b, t, name);
   c.out[0] = Value(AnyTensor::dispatch(t, [&]<class U>(std::type_identity<U>) -> AnyTensor {
     using R = typename Op::template result<U>;
@@ -507,8 +520,8 @@ inline void where_node(OpContext& c) {
                     " " + to_string(cond.sizes()));
   const Value& a = c.arg(1, n);
   const Value& b = c.arg(2, n);
-  const ScalarType t = binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), a.is_tensor(),
-                                           b.is_tensor() ? b.any().dtype() : number_dtype(b), b.is_tensor(), false);
+  const ScalarType t = binary_result_dtype(a.is_tensor() ? a.any().dtype() : number_dtype(a), operand_kind(a),
+                                           b.is_tensor() ? b.any().dtype() : number_dtype(b), operand_kind(b), false);
   const Tensor<bool> m = ops::detail::to_dtype(cond, ScalarType::Bool).get<bool>();
   const AnyTensor x = operand_as(a, t, n), y = operand_as(b, t, n);
   (void)broadcast_shapes(broadcast_shapes(m.sizes(), x.sizes(), n), y.sizes(), n);
@@ -705,6 +718,99 @@ inline void addcmul_node(OpContext& c) {
   c.out[0] = Value(FloatTensor(torchtpu::add(s, torchtpu::mul(torchtpu::mul(a, b), v))));
 }
 
+/// torch.nn.LSTM's forward as traced (`aten::lstm.input(input, hx, params, has_biases,
+/// num_layers, dropout, train, bidirectional, batch_first) -> (output, h_n, c_n)`), float32
+/// (float16/bfloat16 through via_float32). Per layer and direction, with `params` in torch's
+/// order (w_ih [4H, I], w_hh [4H, H], then b_ih, b_hh [4H] when has_biases): gates =
+/// x·w_ihᵀ + b_ih + h·w_hhᵀ + b_hh split into i, f, g, o; c' = σ(f)·c + σ(i)·tanh(g); h' =
+/// σ(o)·tanh(c') (torch.nn.LSTM's documented equations); the reverse direction runs from the
+/// last step; layer l + 1 reads layer l's outputs, both directions concatenated.
+/// **Shapes:** input [T, B, I] ([B, T, I] with batch_first; [T, I] unbatched), hx = (h0, c0)
+/// each [layers · dirs, B, H] ([layers · dirs, H] unbatched) → output [T, B, dirs · H] (batch
+/// first likewise), h_n and c_n of h0's shape.
+/// **Errors:** ValueError for projections (proj_size: 5 params per layer), active dropout
+/// (train=True with dropout > 0), or a params count that does not match; ShapeError for
+/// operands whose shapes do not fit, naming the op and the shapes.
+inline void lstm_node(OpContext& c) {
+  const char* n = "aten::lstm";
+  FloatTensor x = c.arg(0, n).tensor(n);
+  const std::vector<FloatTensor> hx = c.arg(1, n).tensors(n);
+  const std::vector<FloatTensor> params = c.arg(2, n).tensors(n);
+  const bool has_biases = c.arg(3, n).to_bool(n);
+  const int64_t layers = c.arg(4, n).to_int(n);
+  const double dropout = c.arg(5, n).to_double(n);
+  const bool train = c.arg(6, n).to_bool(n);
+  const bool bidirectional = c.arg(7, n).to_bool(n);
+  const bool batch_first = c.arg(8, n).to_bool(n);
+  const int64_t dirs = bidirectional ? 2 : 1, per = has_biases ? 4 : 2;
+  if (train && dropout > 0)
+    throw ValueError(std::string(n) + ": dropout " + std::to_string(dropout) + " with train=True is not supported");
+  if (layers < 1 || int64_t(params.size()) != layers * dirs * per)
+    throw ValueError(std::string(n) + ": expected " + std::to_string(layers * dirs * per) + " weights for " +
+                     std::to_string(layers) + " layer(s), " + std::to_string(dirs) + " direction(s)" +
+                     (has_biases ? " with biases" : "") + ", got " + std::to_string(params.size()) +
+                     " (LSTMs with proj_size are not supported)");
+  if (hx.size() != 2) throw ValueError(std::string(n) + ": expected hx = (h0, c0), got " + std::to_string(hx.size()) + " tensors");
+  const bool unbatched = x.dim() == 2;
+  if (x.dim() != 2 && x.dim() != 3)
+    throw ShapeError(std::string(n) + ": expected a 2-D (unbatched) or 3-D input, got " + to_string(x.sizes()));
+  if (unbatched) x = x.unsqueeze(1);
+  else if (batch_first) x = x.transpose(0, 1);
+  const int64_t T = x.size(0), B = x.size(1), H = params[1].size(1);
+  FloatTensor h0 = hx[0], c0 = hx[1];
+  if (unbatched) {
+    h0 = h0.unsqueeze(1);
+    c0 = c0.unsqueeze(1);
+  }
+  const Dims state{layers * dirs, B, H};
+  if (!(h0.sizes() == state) || !(c0.sizes() == state))
+    throw ShapeError(std::string(n) + ": expected h0 and c0 of shape " + to_string(state) + ", got " +
+                     to_string(hx[0].sizes()) + " and " + to_string(hx[1].sizes()) + " (input " + to_string(x.sizes()) + ")");
+  FloatTensor hn = FloatTensor::empty(state), cn = FloatTensor::empty(state);
+  FloatTensor in = x.contiguous();
+  const Epilogue none{};
+  for (int64_t l = 0; l < layers; ++l) {
+    FloatTensor out = FloatTensor::empty(Dims{T, B, dirs * H});
+    for (int64_t d = 0; d < dirs; ++d) {
+      const size_t at = size_t((l * dirs + d) * per);
+      const FloatTensor &w_ih = params[at], &w_hh = params[at + 1];
+      const FloatTensor* b_ih = has_biases ? &params[at + 2] : nullptr;
+      const FloatTensor* b_hh = has_biases ? &params[at + 3] : nullptr;
+      if (w_ih.dim() != 2 || w_ih.size(0) != 4 * H || w_ih.size(1) != in.size(2) || !(w_hh.sizes() == Dims{4 * H, H}))
+        throw ShapeError(std::string(n) + ": layer " + std::to_string(l) + " weights " + to_string(w_ih.sizes()) + ", " +
+                         to_string(w_hh.sizes()) + " do not fit input features " + std::to_string(in.size(2)) +
+                         " and hidden size " + std::to_string(H));
+      // the input part of every step at once: [T · B, 4H]
+      const FloatTensor pre = kernels::linear(in.reshape(Dims{T * B, in.size(2)}), w_ih, b_ih, none).reshape(Dims{T, B, 4 * H});
+      FloatTensor h = h0.select(0, l * dirs + d).contiguous(), cell = c0.select(0, l * dirs + d).contiguous();
+      for (int64_t s = 0; s < T; ++s) {
+        const int64_t t = d == 0 ? s : T - 1 - s;
+        const FloatTensor gates(torchtpu::add(pre.select(0, t), kernels::linear(h, w_hh, b_hh, none)));
+        const FloatTensor cell2(torchtpu::add(torchtpu::mul(torchtpu::sigmoid(gates.narrow(1, H, H)), cell),
+                                              torchtpu::mul(torchtpu::sigmoid(gates.narrow(1, 0, H)),
+                                                            torchtpu::tanh(gates.narrow(1, 2 * H, H)))));
+        h = FloatTensor(torchtpu::mul(torchtpu::sigmoid(gates.narrow(1, 3 * H, H)), torchtpu::tanh(cell2)));
+        cell = cell2;
+        out.select(0, t).narrow(1, d * H, H).copy_(h);
+      }
+      hn.select(0, l * dirs + d).copy_(h);
+      cn.select(0, l * dirs + d).copy_(cell);
+    }
+    in = out;
+  }
+  FloatTensor y = in;
+  if (unbatched) {
+    y = y.squeeze(1);
+    hn = hn.squeeze(1);
+    cn = cn.squeeze(1);
+  } else if (batch_first) {
+    y = FloatTensor(y.transpose(0, 1).contiguous());
+  }
+  c.out[0] = Value(y);
+  if (c.out.size() > 1) c.out[1] = Value(hn);
+  if (c.out.size() > 2) c.out[2] = Value(cn);
+}
+
 /// True for the dtypes torch's CPU kernels compute through float32 (float16, bfloat16).
 inline bool reduced_float(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
 
@@ -885,6 +991,10 @@ inline void register_builtin_ops(Registry& r) {
   });
   def("aten::numel", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::numel").any("aten::numel").numel()); });
   def("aten::dim", [](OpContext& c) { c.out[0] = Value(int64_t(c.arg(0, "aten::dim").any("aten::dim").dim())); });
+  // a tensor's dtype as torch's ScalarType code (GPT-BigCode's `torch.finfo(x.dtype)` masks)
+  def("prim::dtype", [](OpContext& c) {
+    c.out[0] = Value(ops::detail::to_torch_dtype(c.arg(0, "prim::dtype").any("prim::dtype").dtype()));
+  });
 
   // ---- matrix products, convolution, normalisation -------------------------------------
   // the float32 kernels take float16/bfloat16 operands as torch's CPU does (via_float32)
@@ -1015,6 +1125,15 @@ inline void register_builtin_ops(Registry& r) {
     const Dims d = c.arg(1, n).to_dims(n);
     c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.reshape(d); });
   });
+  def("aten::as_strided", [](OpContext& c) {
+    const char* n = "aten::as_strided";
+    const AnyTensor& x = c.arg(0, n).any(n);
+    const kernels::AsStrided a = kernels::AsStrided::read(c.in, x.sizes(), n);
+    c.out[0] = Value(x.visit([&]<class U>(const Tensor<U>& t) {
+      const Tensor<U> base = t.is_contiguous() ? t : t.contiguous();
+      return AnyTensor(Tensor<U>(base.storage(), a.size, a.stride, base.storage_offset() + a.offset));
+    }));
+  });
   def("aten::view", [](OpContext& c) {
     const char* n = "aten::view";
     const Dims d = c.arg(1, n).to_dims(n);
@@ -1124,6 +1243,7 @@ inline void register_builtin_ops(Registry& r) {
   def("aten::leaky_relu_", via_float32([](OpContext& c) { leaky_relu_node(c, "aten::leaky_relu_", true); }, true),
       false, true);
   def("aten::addcmul", via_float32(addcmul_node));
+  def("aten::lstm", via_float32(lstm_node));
   def("aten::glu", via_float32(glu_node));
   def("aten::softplus", via_float32(softplus_node));
   def_fold("aten::eye", eye_node);

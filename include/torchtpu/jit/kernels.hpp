@@ -7,6 +7,7 @@
 #include <cmath>      // std::sqrt, std::ceil, std::floor
 #include <cstdint>    // int64_t
 #include <limits>     // std::numeric_limits
+#include <span>       // std::span
 #include <string>     // std::string
 #include <vector>     // std::vector
 
@@ -128,5 +129,61 @@ inline FloatTensor multi_head_attention(const FloatTensor& q, const FloatTensor&
   const FloatTensor merged = ctx.transpose(1, 2).reshape(Dims{B, Lq, E});
   return linear(merged, proj_w, &proj_b, none);
 }
+
+/// torch.as_strided(self, size, stride, storage_offset=None) as the run-time graph computes
+/// it: the view of `size` whose element (i0, i1, ...) is element `offset + Σ i_k·stride_k` of
+/// `self` read in row-major order (self's own elements; `offset` counted from self's first).
+/// That is torch's result whenever self is contiguous in torch, as in traced models
+/// (Longformer's and LED's overlapping attention chunks view a fresh contiguous tensor with the
+/// strides the trace recorded). The result aliases self when self is contiguous here (torch's
+/// view semantics); otherwise it views a contiguous copy.
+/// **Errors:** ShapeError naming the op, the sizes, strides and offset, and self's shape, when
+/// a size or stride is negative, the ranks differ, or the view would read outside self's
+/// elements (torch would read the rest of the storage: never silently here).
+struct AsStrided {
+  Dims size;           ///< the view's sizes
+  Dims stride;         ///< its strides, in elements of self's row-major order
+  int64_t offset = 0;  ///< its first element's index in that order
+  /// The arguments of node inputs 1-3, checked against `self_shape`.
+  static AsStrided read(std::span<const Value* const> in, const Dims& self_shape, const char* n) {
+    AsStrided a;
+    if (in.size() < 3) throw ValueError(std::string(n) + ": expected self, size and stride");
+    a.size = in[1]->to_dims(n);
+    a.stride = in[2]->to_dims(n);
+    if (in.size() > 3 && !in[3]->is_none()) a.offset = in[3]->to_int(n);
+    int64_t numel = 1;
+    for (int64_t d : self_shape) numel *= d;
+    bool ok = a.size.size() == a.stride.size() && a.offset >= 0;
+    int64_t last = a.offset, count = 1;
+    for (int i = 0; ok && i < a.size.size(); ++i) {
+      ok = a.size[i] >= 0 && a.stride[i] >= 0;
+      count *= a.size[i];
+      if (a.size[i] > 0) last += (a.size[i] - 1) * a.stride[i];
+    }
+    if (!ok || (count > 0 && last >= numel))
+      throw ShapeError(std::string(n) + ": size " + to_string(a.size) + ", stride " + to_string(a.stride) + " and offset " +
+                       std::to_string(a.offset) + " do not fit the " + std::to_string(numel) + " elements of self " +
+                       to_string(self_shape) + " (sizes and strides must be non-negative, of one rank, and every "
+                       "element read must lie inside self)");
+    return a;
+  }
+  /// The row-major element index of self each element of the view reads (the lowering's gather).
+  std::vector<double> indices() const {
+    int64_t count = 1;
+    for (int64_t d : size) count *= d;
+    std::vector<double> r(static_cast<size_t>(count));
+    std::vector<int64_t> at(static_cast<size_t>(size.size()), 0);
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t off = offset;
+      for (int i = 0; i < size.size(); ++i) off += at[size_t(i)] * stride[i];
+      r[size_t(k)] = double(off);
+      for (int i = size.size() - 1; i >= 0; --i) {
+        if (++at[size_t(i)] < size[i]) break;
+        at[size_t(i)] = 0;
+      }
+    }
+    return r;
+  }
+};
 
 }  // namespace torchtpu::jit::kernels

@@ -20,6 +20,7 @@
 #include "../device/pjrt/client.hpp"    // Client, Buffer, Executable
 #include "../device/stablehlo.hpp"      // stablehlo::Builder
 #include "graph.hpp"                    // Graph, Node
+#include "kernels.hpp"                  // AsStrided
 #include "library_ops.hpp"              // to_arg; ops::LibraryOps (the operator library)
 
 namespace torchtpu::jit {
@@ -218,6 +219,14 @@ inline ScalarType dtype_of_lvalue(const LValue& v) {
 /// True for a tensor input (on the device or a host tensor), false for a number.
 inline bool is_tensor_lvalue(const LValue& v) { return v.kind != LValue::Kind::Host || v.host.is_tensor(); }
 
+/// A lowering input's part in type promotion (Operand): a number, a 0-dim or a dimensioned
+/// tensor (on the device or on the host).
+inline Operand operand_kind_of_lvalue(const LValue& v) {
+  if (v.kind == LValue::Kind::Host) return operand_kind(v.host);
+  if (v.kind == LValue::Kind::Device) return v.dev.dims.empty() ? Operand::ZeroDim : Operand::Dimensioned;
+  return Operand::Dimensioned;
+}
+
 /// Input `i` of `c` as a device value of dtype `t`: a number as a constant of `t` (an int or
 /// bool exactly), a tensor converted when its dtype differs.
 inline sh::Value as_dtype(LowerContext& c, size_t i, ScalarType t) {
@@ -414,8 +423,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         if (std::string(bb.name) == "aten::div" && c.in.size() > 2 && !c.in[2]->host.is_none())
           throw ValueError("lowering aten::div: rounding modes are not lowered");
         const size_t ia = bb.reverse ? 1 : 0, ib = bb.reverse ? 0 : 1;
-        const ScalarType rt = binary_result_dtype(dtype_of_lvalue(*c.in[ia]), is_tensor_lvalue(*c.in[ia]),
-                                                  dtype_of_lvalue(*c.in[ib]), is_tensor_lvalue(*c.in[ib]), bb.divide);
+        const ScalarType rt = binary_result_dtype(dtype_of_lvalue(*c.in[ia]), operand_kind_of_lvalue(*c.in[ia]),
+                                                  dtype_of_lvalue(*c.in[ib]), operand_kind_of_lvalue(*c.in[ib]), bb.divide);
         sh::Value x = as_dtype(c, ia, rt), y = as_dtype(c, ib, rt);
         if (bb.alpha && c.in.size() > 2) {
           const Value& a = c.host(2, bb.name);
@@ -429,8 +438,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     // promotion (binary_result_dtype), broadcast, the op struct's lowering
     auto binary_op = []<class Op>(std::type_identity<Op>) {
       return [](LowerContext& c) {
-        const ScalarType t = binary_result_dtype(dtype_of_lvalue(*c.in.at(0)), is_tensor_lvalue(*c.in[0]),
-                                                 dtype_of_lvalue(*c.in.at(1)), is_tensor_lvalue(*c.in[1]), false);
+        const ScalarType t = binary_result_dtype(dtype_of_lvalue(*c.in.at(0)), operand_kind_of_lvalue(*c.in[0]),
+                                                 dtype_of_lvalue(*c.in.at(1)), operand_kind_of_lvalue(*c.in[1]), false);
         if (t == ScalarType::Bool && !std::is_same_v<typename Op::template result<bool>, bool>)
           throw TypeError(std::string(Op::aten) + ": not defined for bool tensors");
         if (requires { Op::integral_only; } && is_floating(t))
@@ -520,8 +529,8 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     r["aten::where"] = [](LowerContext& c) {
       if (c.in.size() == 1)  // where(condition): the result's shape depends on the data
         throw UnsupportedOperator("aten::where(condition) (nonzero): its result's shape depends on the data; it runs on the cpu only");
-      const ScalarType t = binary_result_dtype(dtype_of_lvalue(*c.in.at(1)), is_tensor_lvalue(*c.in[1]),
-                                               dtype_of_lvalue(*c.in.at(2)), is_tensor_lvalue(*c.in[2]), false);
+      const ScalarType t = binary_result_dtype(dtype_of_lvalue(*c.in.at(1)), operand_kind_of_lvalue(*c.in[1]),
+                                               dtype_of_lvalue(*c.in.at(2)), operand_kind_of_lvalue(*c.in[2]), false);
       sh::Value m = c.dev(0);
       if (m.dtype != ScalarType::Bool) m = c.b.convert(m, ScalarType::Bool);
       const sh::Value x = as_dtype(c, 1, t), y = as_dtype(c, 2, t);
@@ -636,6 +645,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     };
     r["aten::numel"] = [](LowerContext& c) { c.out[0].host = Value(c.dev(0).numel()); };
     r["aten::dim"] = [](LowerContext& c) { c.out[0].host = Value(int64_t(c.dev(0).dims.size())); };
+    r["prim::dtype"] = [](LowerContext& c) { c.out[0].host = Value(ops::detail::to_torch_dtype(c.dev(0).dtype)); };
     // clamp, clamp_min: the activation epilogue's lowering (bounds from host numbers)
     for (const char* n : {"aten::clamp", "aten::clamp_"})
       r[n] = [n](LowerContext& c) {
@@ -667,6 +677,20 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     };
     r["aten::reshape"] = reshape;
     r["aten::view"] = reshape;
+    // as_strided: a gather of self's row-major elements at the indices kernels::AsStrided gives
+    // (kernels::AsStrided, the cpu graph's rule), a constant
+    r["aten::as_strided"] = [](LowerContext& c) {
+      const char* n = "aten::as_strided";
+      const sh::Value x = c.dev(0);
+      std::vector<const Value*> host{nullptr};
+      for (size_t i = 1; i < c.in.size(); ++i) host.push_back(&c.host(i, n));
+      const kernels::AsStrided a = kernels::AsStrided::read(host, Dims(x.dims.begin(), x.dims.end()), n);
+      const std::vector<double> idx = a.indices();
+      const sh::Value flat = c.b.reshape(x, {x.numel()});
+      const sh::Value ix = c.b.constant_data(ScalarType::Int64, {int64_t(idx.size())}, idx);
+      const sh::Value got = ops::detail::lower_take(c.b, flat, 0, ix, n);
+      c.out[0] = LValue::of(c.b.reshape(got, std::vector<int64_t>(a.size.begin(), a.size.end())));
+    };
     r["aten::flatten"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
       const size_t rank = x.dims.size();

@@ -195,18 +195,31 @@ inline ScalarType number_dtype(const Value& v) {
   return v.is_double() ? ScalarType::Float : v.is_bool() ? ScalarType::Bool : ScalarType::Int64;
 }
 
-/// torch's result dtype of a binary arithmetic op on two operands, each a tensor of dtype `a`
-/// (`b`) or a number (`a_tensor` false: `a` is its number_dtype): two tensors promote
-/// (promote_types); a number changes a tensor's dtype only when it is of a higher category
-/// (bool < integer < floating: `int64 tensor * 0.5` is float32, `float16 tensor * 2` stays
-/// float16). `true_divide`: an integer or bool result becomes float32 (aten::div without a
-/// rounding mode). The one rule of the cpu graph (builtin_ops.hpp) and the lowering (lower.hpp).
-inline ScalarType binary_result_dtype(ScalarType a, bool a_tensor, ScalarType b, bool b_tensor, bool true_divide) {
+/// How an operand takes part in torch's type promotion: a number (a Python scalar, or the
+/// wrapped number prim::NumToTensor passed through) < a 0-dim tensor < a tensor with dims.
+enum class Operand : int { Number = 0, ZeroDim = 1, Dimensioned = 2 };
+
+/// `v`'s part in type promotion (see Operand).
+inline Operand operand_kind(const Value& v) {
+  if (!v.is_tensor()) return Operand::Number;
+  return v.any().dim() > 0 ? Operand::Dimensioned : Operand::ZeroDim;
+}
+
+/// torch's result dtype of a binary arithmetic op on two operands of dtypes `a` and `b` (a
+/// number's: number_dtype) and kinds `ka`, `kb` (torch's documented promotion, "Type promotion
+/// doc" of torch.result_type): operands of the same kind promote (promote_types); the
+/// lower-kind operand (a number below a 0-dim tensor below a dimensioned one) changes the dtype
+/// only when it is of a higher category (bool < integer < floating: `int64 tensor * 0.5` is
+/// float32, `float16 tensor * 2` stays float16, a bfloat16 activation times a 0-dim float32
+/// scale stays bfloat16, an int32 tensor plus a 0-dim float64 tensor is float64).
+/// `true_divide`: an integer or bool result becomes float32 (aten::div without a rounding
+/// mode). The one rule of the cpu graph (builtin_ops.hpp) and the lowering (lower.hpp).
+inline ScalarType binary_result_dtype(ScalarType a, Operand ka, ScalarType b, Operand kb, bool true_divide) {
   auto category = [](ScalarType t) { return t == ScalarType::Bool ? 0 : is_floating(t) ? 2 : 1; };
   ScalarType r;
-  if (a_tensor == b_tensor) r = promote_types(a, b);
+  if (ka == kb) r = promote_types(a, b);
   else {
-    const ScalarType t = a_tensor ? a : b, n = a_tensor ? b : a;
+    const ScalarType t = ka > kb ? a : b, n = ka > kb ? b : a;
     r = category(n) > category(t) ? n : t;
   }
   if (true_divide && !is_floating(r)) r = ScalarType::Float;

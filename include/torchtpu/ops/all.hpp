@@ -23,7 +23,7 @@
 #include "loss.hpp"      // LogSoftmaxOp, MseLossOp, NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp, EmbeddingBagOp
 #include "linalg.hpp"    // EinsumOp, LinalgVectorNormOp, NormOp, FrobeniusNormOp, AddmmOp, BaddbmmOp, OuterOp, GerOp, LerpOp, NanToNumOp
 #include "factory.hpp"   // ZerosLikeOp, OnesLikeOp, FullLikeOp, EmptyLikeOp, NewZerosOp, NewOnesOp, NewFullOp, NewEmptyOp, ZerosOp, OnesOp, FullOp, EmptyOp, FillOp, ZeroOp, CopyInplaceOp
-#include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, IndexAddOp, IndexAddInplaceOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp, EmbeddingOp
+#include "indexing.hpp"  // IndexSelectOp, GatherOp, TakeAlongDimOp, ScatterOp, ScatterAddOp, ScatterReduceOp, IndexAddOp, IndexAddInplaceOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp, EmbeddingOp
 #include "reduce.hpp"    // reduction op structs
 #include "resize.hpp"    // UpsampleNearest1dOp, UpsampleNearest2dOp, UpsampleLinear1dOp, UpsampleBilinear2dOp, UpsampleBicubic2dOp
 #include "schema.hpp"    // parse_schema, ArgReader, Arg (call_args)
@@ -91,8 +91,8 @@ using BinaryGraphOps = OpList<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp, LogicalAndOp, 
 
 /// Every library op.
 using LibraryOps = OpList<CatOp, StackOp, RollOp, TrilOp, TriuOp, RepeatOp, FlipOp, DiagOp, IndexSelectOp, GatherOp,
-                          TakeAlongDimOp, ScatterOp, ScatterAddOp, IndexAddOp, IndexAddInplaceOp, MaskedFillOp, MaskedFillInplaceOp, OneHotOp,
-                          EmbeddingOp, PadOp,
+                          TakeAlongDimOp, ScatterOp, ScatterAddOp, ScatterReduceOp, IndexAddOp, IndexAddInplaceOp, MaskedFillOp, MaskedFillInplaceOp,
+                          OneHotOp, EmbeddingOp, PadOp,
                           ConstantPadNdOp, CumsumOp, CumprodOp, LogsumexpOp, VarOp, StdOp, LayerNormOp,
                           RmsNormOp, GroupNormOp, InstanceNormOp, BatchNormOp, LogSoftmaxOp, MseLossOp,
                           NllLossOp, NllLossNdOp, CrossEntropyLossOp, DropoutOp, PixelShuffleOp, PixelUnshuffleOp,

@@ -289,6 +289,37 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
   // transposed): 3x3 512->512 at 7x7 2.87 -> 2.34, 3x3 256->256 at 14x14 2.46 -> 2.29; but 1x1
   // at 14x14 (10-12 % saved) lost: 576->96 0.22 -> 0.27, 1024->256 1.02 -> 1.05.
   const bool vector_gemm = torchtpu::detail::cpu_has_vector_gemm();
+  // A batch of small output planes (under 256 positions: 14x14 and below) runs as one GEMM per
+  // `nb` images (about 512 columns), their positions side by side (Im2colArgs::plane): one
+  // image's thin [OCg, L] product would fill few of the micro-kernel's columns (a 2x2 plane 4
+  // of 32) and pass over the whole weight matrix for each image.
+  const int64_t nb = N > 1 && L < 256 ? std::min<int64_t>(N, (512 + L - 1) / L) : 1;
+  if (nb > 1 && vector_gemm && kern.nr <= torchtpu::detail::im2col_max_nr) {
+    // out[OCg, nb·L] = W[OCg, K] · B, B unfolded from nb images while it is packed; then bias
+    // and `ep` from that buffer into each image's output
+    const FloatTensor buf = FloatTensor::empty(Dims{OCg, nb * L});
+    for (int64_t n0 = 0; n0 < N; n0 += nb) {
+      const int64_t cnt = std::min(nb, N - n0);
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        const torchtpu::detail::Im2colArgs src{xp + (n0 * C + gi * Cg) * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw,
+                                               OW, cnt * L, L, C * H * W};
+        torchtpu::detail::SgemmArgs a;
+        a.m = OCg; a.n = cnt * L; a.k = K;
+        a.a = wc.data_ptr() + gi * OCg * K; a.sam = K; a.sak = 1;
+        a.c = buf.data_ptr(); a.ldc = nb * L;
+        a.pack_b_from = &torchtpu::detail::im2col_pack_b;
+        a.b_ctx = &src;
+        torchtpu::detail::sgemm_f32(a);
+        for (int64_t i = 0; i < cnt; ++i) {
+          const FloatTensor dest = out4.select(0, n0 + i).narrow(0, gi * OCg, OCg).view(Dims{OCg, L});
+          const FloatTensor part = buf.narrow(1, i * L, L);
+          if (b) ep(dest, torchtpu::add(part, bias2.narrow(0, gi * OCg, OCg)));
+          else ep(dest, part);
+        }
+      }
+    }
+    return;
+  }
   const int64_t work_n = torchtpu::detail::sgemm_tile_work(OCg, L, kern);
   const int64_t work_t = torchtpu::detail::sgemm_tile_work(L, OCg, kern);
   const bool transposed = vector_gemm && kern.mr <= torchtpu::detail::im2col_max_nr && L >= kern.mr &&

@@ -132,26 +132,58 @@ V lower_take(B& b, const V& x, int dim, const V& idx, std::string_view op) {
   return b.select(hit, got, b.constant_int(0, x.dtype, s));
 }
 
-/// `self` with `src` written (or, `add`, added) at `idx` along `dim` (torch.scatter's rule:
-/// `idx` of `self`'s rank, sizes <= `src`'s and, outside `dim`, <= `self`'s), in StableHLO:
-/// the one-hot mask `idx == iota` over a new last axis of size `self.size(dim)`, the selected
-/// `src` elements summed over `dim` (exactly: one term and `add_identity`s, unless indices
-/// repeat; or for bool), moved back into place, padded to `self`'s shape and combined.
+/// The lowest and highest value of integer dtype `t` (uint8, int32, int64): amin/amax identities.
+inline int64_t int_lowest(ScalarType t) {
+  return t == ScalarType::UInt8 ? 0 : t == ScalarType::Int32 ? int64_t(std::numeric_limits<int32_t>::min())
+                                                              : std::numeric_limits<int64_t>::min();
+}
+inline int64_t int_highest(ScalarType t) {
+  return t == ScalarType::UInt8 ? 255 : t == ScalarType::Int32 ? int64_t(std::numeric_limits<int32_t>::max())
+                                                                : std::numeric_limits<int64_t>::max();
+}
+
+/// How a scatter combines the `src` elements that land on one target with each other and with
+/// `self` (torch.scatter, scatter_add / index_add, scatter_reduce's `reduce`).
+enum class ScatterReduce : uint8_t { Replace, Sum, Prod, Mean, Amax, Amin };
+
+/// The name torch gives `r` in scatter_reduce (`sum`, `prod`, `mean`, `amax`, `amin`).
+inline std::string_view scatter_reduce_name(ScatterReduce r) {
+  switch (r) {
+    case ScatterReduce::Sum: return "sum";
+    case ScatterReduce::Prod: return "prod";
+    case ScatterReduce::Mean: return "mean";
+    case ScatterReduce::Amax: return "amax";
+    case ScatterReduce::Amin: return "amin";
+    default: return "replace";
+  }
+}
+
+/// `self` with `src` scattered at `idx` along `dim` (torch.scatter's rule: `idx` of `self`'s
+/// rank, sizes <= `src`'s and, outside `dim`, <= `self`'s) and combined by `red`, in StableHLO:
+/// the one-hot mask `idx == iota` over a new last axis of size `self.size(dim)`; the selected
+/// `src` elements reduced over `dim` (Replace and Sum: summed with the exact `add_identity`, or
+/// or-ed for bool; Replace keeps only the last source position along `dim`, as the cpu's
+/// row-major order; Prod, Amax, Amin: multiplied, max-ed, min-ed with their identities, a NaN
+/// among them giving NaN, which XLA's max/min reductions would drop; Mean: summed and counted),
+/// moved back into place, padded to `self`'s shape and combined with `self` where some index hit
+/// (with `include_self` false, the reduction alone replaces `self` there).
 template <class B, class V>
-V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, bool add, std::string_view op) {
+V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, ScatterReduce red, bool include_self,
+                std::string_view op) {
   const int r = static_cast<int>(self.dims.size());
   const std::vector<int64_t> s = idx.dims;
   const int64_t n = self.dims[static_cast<size_t>(dim)];
   check_range(b, idx, n, dim, op);
   if (numel(Dims(std::span<const int64_t>(s))) == 0 || n == 0) return self;
   using RO = reduce_op_t<B>;
-  const bool is_bool = self.dtype == ScalarType::Bool;
+  const ScalarType t = self.dtype;
+  const bool is_bool = t == ScalarType::Bool, fl = is_floating(t);
   std::vector<int64_t> wide = s, idims;
   wide.push_back(n);
   for (int d = 0; d < r; ++d) idims.push_back(d);
   const V sb = b.broadcast_in_dim(b.slice(src, std::vector<int64_t>(s.size(), 0), s), wide, idims);
   V mask = b.compare("EQ", b.broadcast_in_dim(idx, wide, idims), b.iota(ScalarType::Int64, wide, r));
-  if (!add) {
+  if (red == ScatterReduce::Replace) {
     // Repeated indices: the last write along `dim` wins, as on the cpu (row-major order): keep,
     // per target, only the source position with the largest coordinate along `dim`.
     const V pos = b.iota(ScalarType::Int64, wide, dim);
@@ -162,19 +194,66 @@ V lower_scatter(B& b, const V& self, int dim, const V& idx, const V& src, bool a
       if (d != dim) keep.push_back(d);
     mask = b.binary("and", mask, b.compare("EQ", pos, b.broadcast_in_dim(last, wide, keep)));
   }
-  const V fill = add_identity(b, self.dtype, wide), init = add_identity(b, self.dtype, {});
-  V vals = b.reduce(b.select(mask, sb, fill), init, is_bool ? RO::Or : RO::Add, {dim});
-  V hit = b.reduce(mask, b.constant_int(0, ScalarType::Bool), RO::Or, {dim});
+  // the reduction's identity, as a constant of `dims`
+  auto identity = [&](std::vector<int64_t> dims) {
+    switch (red) {
+      case ScatterReduce::Prod: return fl ? b.constant(1.0, t, dims) : b.constant_int(1, t, dims);
+      case ScatterReduce::Amax:
+        return fl ? b.constant(-std::numeric_limits<double>::infinity(), t, dims) : b.constant_int(int_lowest(t), t, dims);
+      case ScatterReduce::Amin:
+        return fl ? b.constant(std::numeric_limits<double>::infinity(), t, dims) : b.constant_int(int_highest(t), t, dims);
+      default: return add_identity(b, t, dims);
+    }
+  };
+  const RO rop = is_bool ? RO::Or
+                 : red == ScatterReduce::Prod ? RO::Mul
+                 : red == ScatterReduce::Amax ? RO::Max
+                 : red == ScatterReduce::Amin ? RO::Min
+                                              : RO::Add;
   std::vector<int64_t> perm;  // the last axis (self's `dim`) back to `dim`
   for (int d = 0; d < r; ++d) perm.push_back(d < dim ? d : d == dim ? r - 1 : d - 1);
-  vals = b.transpose(vals, perm);
-  hit = b.transpose(hit, perm);
   std::vector<int64_t> zero(static_cast<size_t>(r), 0), high;
-  for (int d = 0; d < r; ++d) high.push_back(self.dims[static_cast<size_t>(d)] - vals.dims[static_cast<size_t>(d)]);
-  vals = b.pad(vals, b.constant_int(0, self.dtype), zero, high);
-  hit = b.pad(hit, b.constant_int(0, ScalarType::Bool), zero, high);
-  if (!add) return b.select(hit, vals, self);
-  return is_bool ? b.binary("or", self, vals) : b.add(self, vals);
+  // a reduction over `dim` moved back into place and padded to self's shape
+  auto place = [&](const V& v, const V& pad) {
+    const V moved = b.transpose(v, perm);
+    std::vector<int64_t> hi;
+    for (int d = 0; d < r; ++d) hi.push_back(self.dims[static_cast<size_t>(d)] - moved.dims[static_cast<size_t>(d)]);
+    return b.pad(moved, pad, zero, hi);
+  };
+  V vals = b.reduce(b.select(mask, sb, identity(wide)), identity({}), rop, {dim});
+  if (fl && (red == ScatterReduce::Amax || red == ScatterReduce::Amin)) {
+    const V nan_src = b.binary("and", mask, b.compare("NE", sb, sb));
+    const V any_nan = b.reduce(nan_src, b.constant_int(0, ScalarType::Bool), RO::Or, {dim});
+    vals = b.select(any_nan, b.constant(std::numeric_limits<double>::quiet_NaN(), t, vals.dims), vals);
+  }
+  const V hit = place(b.reduce(mask, b.constant_int(0, ScalarType::Bool), RO::Or, {dim}), b.constant_int(0, ScalarType::Bool));
+  vals = place(vals, identity({}));
+  V combined = vals;
+  switch (red) {
+    case ScatterReduce::Replace: break;
+    case ScatterReduce::Sum: if (include_self) combined = is_bool ? b.binary("or", self, vals) : b.add(self, vals); break;
+    case ScatterReduce::Prod: if (include_self) combined = is_bool ? b.binary("and", self, vals) : b.multiply(self, vals); break;
+    case ScatterReduce::Amax: if (include_self) combined = b.maximum(self, vals); break;
+    case ScatterReduce::Amin: if (include_self) combined = b.minimum(self, vals); break;
+    case ScatterReduce::Mean: {
+      V cnt = place(b.reduce(b.convert(mask, t), fl ? b.constant(0.0, t) : b.constant_int(0, t), RO::Add, {dim}),
+                    fl ? b.constant(1.0, t) : b.constant_int(1, t));
+      V sum = vals;
+      if (include_self) {
+        sum = b.add(self, vals);
+        cnt = b.add(cnt, fl ? b.constant(1.0, t, self.dims) : b.constant_int(1, t, self.dims));
+      }
+      combined = b.divide(sum, cnt);
+      if (!fl) {  // floor division, as torch's integer mean: trunc, then one less where a negative sum leaves a remainder
+        const V rem = b.binary("remainder", sum, cnt);
+        const V adjust = b.binary("and", b.compare("NE", rem, b.constant_int(0, t, self.dims)),
+                                  b.compare("LT", sum, b.constant_int(0, t, self.dims)));
+        combined = b.select(adjust, b.subtract(combined, b.constant_int(1, t, self.dims)), combined);
+      }
+      break;
+    }
+  }
+  return b.select(hit, combined, self);
 }
 
 /// A Scalar argument (torch's `Scalar`: an int, a float or a bool), kept exactly.
@@ -580,12 +659,13 @@ struct ScatterBase {
   template <class B, class V>
   static V lower(B& b, std::span<const V> in, const Args& a, const Dims&) {
     const std::string_view op = Add ? "aten::scatter_add" : "aten::scatter";
+    const detail::ScatterReduce red = Add ? detail::ScatterReduce::Sum : detail::ScatterReduce::Replace;
     const int r = static_cast<int>(in[0].dims.size());
     if (r == 0) {
       auto one = [&b](const V& v) { return b.reshape(v, {1}); };
-      return b.reshape(detail::lower_scatter(b, one(in[0]), 0, one(in[1]), one(in[2]), Add, op), {});
+      return b.reshape(detail::lower_scatter(b, one(in[0]), 0, one(in[1]), one(in[2]), red, true, op), {});
     }
-    return detail::lower_scatter(b, in[0], wrap_dim(a.dim, r, op), in[1], in[2], Add, op);
+    return detail::lower_scatter(b, in[0], wrap_dim(a.dim, r, op), in[1], in[2], red, true, op);
   }
 };
 
@@ -653,6 +733,134 @@ struct ScatterAddOp : ScatterBase<true> {
   /// CPU kernel.
   template <element T>
   static void cpu(std::span<const AnyTensor> in, const Args& a, Tensor<T>& out) { cpu_for(in, a, out, aten); }
+};
+
+/// `self` with the `src` elements at `index` along `dim` reduced into it by `reduce`
+/// (torch.scatter_reduce): `sum`, `prod`, `mean`, `amax` or `amin` of the elements landing on
+/// one position, and of `self`'s element there too when `include_self` (the default);
+/// positions no index hits keep `self`'s value. Table-QA models (TAPAS) reduce cell tokens
+/// into cells with it.
+///
+/// **Shapes:** as scatter: `index` of `self`'s rank, sizes no larger than `src`'s and, outside
+/// `dim`, than `self`'s → `self`'s shape.
+/// **Dtypes:** every dtype but bool (`src` of `self`'s dtype); `index` int64. Integers wrap
+/// (sum, prod) and `mean` floor-divides them, as torch; float16/bfloat16 combine in float32,
+/// rounding after each step, as torch's cpu; amax/amin propagate NaN.
+/// **Errors:** TypeError for another index dtype, a `src` of another dtype or a bool `self`;
+/// ValueError for another `reduce`; ShapeError for sizes that do not fit (naming every
+/// operand); IndexError for `dim` out of range or (cpu) an index outside `[0, self.size(dim))`.
+/// **Source:** torch.scatter_reduce (aten/src/ATen/native/TensorAdvancedIndexing.cpp,
+/// `scatter_reduce_two`: without `include_self` a hit position starts from the first element
+/// scattered to it; `mean` divides by the number of elements combined).
+/// **Lowering:** detail::lower_scatter with the reduction (sums and products may round in
+/// another order than the cpu's sequential one).
+struct ScatterReduceOp {
+  ///@{
+  /// Names and schema.
+  static constexpr std::string_view name = "scatter_reduce", aten = "aten::scatter_reduce";
+  static constexpr std::string_view schema =
+      "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) "
+      "-> Tensor";
+  ///@}
+  /// The dtypes libtorch allows.
+  static constexpr DtypeSet dtypes = DtypeSet::numeric();
+  /// Non-tensor arguments.
+  struct Args {
+    int64_t dim = 0;                                         ///< the dim to scatter along
+    detail::ScatterReduce reduce = detail::ScatterReduce::Sum;  ///< how elements combine
+    bool include_self = true;                                ///< combine `self`'s element too
+  };
+  /// Args for `reduce` given by torch's name. **Errors:** ValueError for another name.
+  static Args make(int64_t dim, std::string_view reduce, bool include_self) {
+    for (const auto r : {detail::ScatterReduce::Sum, detail::ScatterReduce::Prod, detail::ScatterReduce::Mean,
+                         detail::ScatterReduce::Amax, detail::ScatterReduce::Amin})
+      if (reduce == detail::scatter_reduce_name(r)) return Args{dim, r, include_self};
+    throw ValueError(std::string(aten) + ": reduce argument must be either sum, prod, mean, amax or amin, got '" +
+                     std::string(reduce) + "'");
+  }
+  /// Arguments from a model node or a run-time call.
+  template <class R>
+  static Args args(const R& r) { return make(r.to_int("dim"), r.str("reduce"), r.to_bool("include_self")); }
+  /// `index` stays int64.
+  static ScalarType operand_dtype(size_t i, ScalarType given, ScalarType result) { return i == 1 ? given : result; }
+  /// Dtype and shape rule: scatter's, without bool.
+  static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
+    if (in[0].dtype == ScalarType::Bool)
+      throw TypeError(std::string(aten) + ": bool tensors are not supported (operands " + describe(in) + ")");
+    return ScatterBase<true>::infer_for(in, ScatterBase<true>::Args{a.dim}, aten);
+  }
+  /// CPU kernel: a copy of `self`; each `src` element combined into its target in row-major
+  /// order of `index` (a target not yet hit starts from it when `include_self` is false); then
+  /// `mean` divides each hit target by its count.
+  template <element T>
+  static void cpu(std::span<const AnyTensor> in, const Args& a, Tensor<T>& out) {
+    if constexpr (!std::is_same_v<T, bool>) {
+      out.copy_(in[0].get<T>());
+      const Tensor<int64_t>& index = in[1].get<int64_t>();
+      const Tensor<T>& src = in[2].get<T>();
+      const int d = wrap_dim(a.dim, out.dim(), aten);
+      const Tensor<T> o1 = out.dim() == 0 ? out.reshape(Dims{1}) : out;
+      const Tensor<int64_t> i1 = index.dim() == 0 ? index.reshape(Dims{1}) : index;
+      const Tensor<T> s1 = src.dim() == 0 ? src.reshape(Dims{1}) : src;
+      const int64_t n = o1.size(d);
+      using M = std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, opmath_t<T>>;
+      using U = std::make_unsigned_t<std::conditional_t<std::is_integral_v<T>, T, int>>;
+      std::vector<int64_t> count(static_cast<size_t>(out.numel()), 0);  // elements combined per target
+      const T* base = out.data_ptr();                                  // `out` is contiguous
+      detail::for_each_index(i1.sizes(), [&](const int64_t* idx) {
+        const int64_t i = detail::at_index(i1, idx);
+        detail::check_index(i, n, d, aten);
+        T& dst = detail::at_index(o1, idx, d, i);
+        const T v = detail::at_index(s1, idx);
+        int64_t& c = count[static_cast<size_t>(&dst - base)];
+        if (c++ == 0 && !a.include_self) {
+          dst = v;
+          return;
+        }
+        const M x = static_cast<M>(dst), y = static_cast<M>(v);
+        M r = x;
+        switch (a.reduce) {
+          case detail::ScatterReduce::Sum:
+          case detail::ScatterReduce::Mean:
+            if constexpr (std::is_integral_v<T>) r = static_cast<M>(static_cast<U>(x) + static_cast<U>(y));
+            else r = x + y;
+            break;
+          case detail::ScatterReduce::Prod:
+            if constexpr (std::is_integral_v<T>) r = static_cast<M>(static_cast<U>(x) * static_cast<U>(y));
+            else r = x * y;
+            break;
+          case detail::ScatterReduce::Amax: r = MaximumOp{}(x, y); break;
+          case detail::ScatterReduce::Amin: r = MinimumOp{}(x, y); break;
+          default: break;
+        }
+        dst = static_cast<T>(r);
+      });
+      if (a.reduce != detail::ScatterReduce::Mean) return;
+      T* o = out.data_ptr();
+      for (size_t k = 0; k < count.size(); ++k) {
+        if (count[k] == 0) continue;
+        const int64_t c = count[k] + (a.include_self ? 1 : 0);
+        if constexpr (std::is_integral_v<T>) {
+          const int64_t x = static_cast<int64_t>(o[k]);
+          int64_t q = x / c;
+          if (x % c != 0 && x < 0) --q;  // floor, as torch's integer mean
+          o[k] = static_cast<T>(q);
+        } else {
+          o[k] = static_cast<T>(static_cast<M>(o[k]) / static_cast<M>(c));
+        }
+      }
+    }
+  }
+  /// StableHLO: detail::lower_scatter with `reduce` and `include_self`.
+  template <class B, class V>
+  static V lower(B& b, std::span<const V> in, const Args& a, const Dims&) {
+    const int r = static_cast<int>(in[0].dims.size());
+    if (r == 0) {
+      auto one = [&b](const V& v) { return b.reshape(v, {1}); };
+      return b.reshape(detail::lower_scatter(b, one(in[0]), 0, one(in[1]), one(in[2]), a.reduce, a.include_self, aten), {});
+    }
+    return detail::lower_scatter(b, in[0], wrap_dim(a.dim, r, aten), in[1], in[2], a.reduce, a.include_self, aten);
+  }
 };
 
 /// `self` with `value` where `mask` is true (torch.masked_fill).
@@ -808,7 +1016,7 @@ struct IndexAddOp {
     const int d = scalar ? 0 : wrap_dim(a.dim, static_cast<int>(x.dims.size()), aten);
     if (!(a.alpha.integral && a.alpha.i == 1)) src = b.multiply(src, a.alpha.constant(b, src.dtype, src.dims));
     const V idx = b.broadcast_in_dim(b.reshape(in[1], {src.dims[static_cast<size_t>(d)]}), src.dims, {d});
-    const V r = detail::lower_scatter(b, self, d, idx, src, true, aten);
+    const V r = detail::lower_scatter(b, self, d, idx, src, detail::ScatterReduce::Sum, true, aten);
     return scalar ? b.reshape(r, {}) : r;
   }
 };
@@ -947,6 +1155,7 @@ TORCHTPU_LIBRARY_OP(GatherOp);
 TORCHTPU_LIBRARY_OP(TakeAlongDimOp);
 TORCHTPU_LIBRARY_OP(ScatterOp);
 TORCHTPU_LIBRARY_OP(ScatterAddOp);
+TORCHTPU_LIBRARY_OP(ScatterReduceOp);
 TORCHTPU_LIBRARY_OP(IndexAddOp);
 TORCHTPU_LIBRARY_OP(IndexAddInplaceOp);
 TORCHTPU_LIBRARY_OP(MaskedFillOp);
@@ -1065,6 +1274,24 @@ template <std::same_as<AnyTensor> A>
 A scatter_add(const A& self, int64_t dim, const AnyTensor& index, const AnyTensor& src) {
   const std::vector<AnyTensor> in{self, index, src};
   return ops::call<ops::ScatterAddOp>(in, {dim});
+}
+
+/// `self` with `src` reduced in at `index` along `dim` by `reduce` ("sum", "prod", "mean",
+/// "amax", "amin"), `self`'s elements included unless `include_self` is false
+/// (torch.scatter_reduce); see ops::ScatterReduceOp.
+/// **Example:** `scatter_reduce(zeros<float>({3}), 0, index, values, "amax", false)`.
+template <element T, int R, element I, int RI, int RS>
+Tensor<T> scatter_reduce(const Tensor<T, R>& self, int64_t dim, const Tensor<I, RI>& index, const Tensor<T, RS>& src,
+                         std::string_view reduce, bool include_self = true) {
+  const std::vector<AnyTensor> in{self, index, src};
+  return ops::call_mixed<ops::ScatterReduceOp, T>(in, ops::ScatterReduceOp::make(dim, reduce, include_self));
+}
+/// Run-time typed `scatter_reduce`.
+template <std::same_as<AnyTensor> A>
+A scatter_reduce(const A& self, int64_t dim, const AnyTensor& index, const AnyTensor& src, std::string_view reduce,
+                 bool include_self = true) {
+  const std::vector<AnyTensor> in{self, index, src};
+  return ops::call<ops::ScatterReduceOp>(in, ops::ScatterReduceOp::make(dim, reduce, include_self));
 }
 
 /// `self` with `alpha · source` slices added at `index` along `dim` (torch.index_add); see

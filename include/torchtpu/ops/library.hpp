@@ -188,6 +188,22 @@ inline ScalarType from_torch_dtype(int64_t code, std::string_view op) {
   throw TypeError(std::string(op) + ": " + torch_dtype_name(code) + " has no torchtpu counterpart");
 }
 
+/// torch's ScalarType code of `t` (the inverse of from_torch_dtype: what `prim::dtype` and
+/// `tensor.dtype` give a model graph).
+inline int64_t to_torch_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return 0;
+    case ScalarType::Int32: return 3;
+    case ScalarType::Int64: return 4;
+    case ScalarType::Half: return 5;
+    case ScalarType::Float: return 6;
+    case ScalarType::Double: return 7;
+    case ScalarType::Bool: return 11;
+    case ScalarType::BFloat16: return 15;
+  }
+  return 6;
+}
+
 /// `t` as dtype `U` (the same handle when it already is; a converted copy otherwise; cpu or
 /// device).
 template <element U>

@@ -398,10 +398,14 @@ enum class NormKind { LinalgVector, Norm, Frobenius };
 /// ASCII order. A label repeated in one operand takes its diagonal (`ii->i`); a label absent
 /// from the output is summed; a size-1 dim broadcasts against the label's other sizes.
 /// **Dtypes:** every dtype but bool (torch's cpu also lacks float16 for products; we compute
-/// it with float32 accumulation, as bfloat16). Every operand must have the same dtype.
+/// it with float32 accumulation, as bfloat16). Operands of one dtype give that dtype; operands
+/// of different dtypes are promoted (torch.result_type: a float32 tensor times a bool mask is
+/// float32) when no label is summed, the one case torch 1.13's cpu einsum computes as a
+/// broadcast multiply (NLLB-MoE's router: `bm,be->ebm`); with a summed label torch refuses them.
 /// **Errors:** ValueError naming the op, the equation and the shapes (bad subscript, operand
 /// count or rank mismatch, sizes that do not broadcast, repeated or unknown output labels, an
-/// equation over 127 characters); TypeError for operands of different dtypes or bool.
+/// equation over 127 characters); TypeError for a bool result, and for operands of different
+/// dtypes when a label is summed.
 /// **Source:** torch.einsum (aten/src/ATen/native/Linear.cpp: `einsum`, `sumproduct_pair`):
 /// operands contracted left to right, each pair one batched matrix product; `path` (an
 /// opt_einsum contraction order) is accepted and ignored: the order changes rounding only.
@@ -434,10 +438,19 @@ struct EinsumOp {
   /// Dtype and shape rule.
   static TensorMeta infer(std::span<const TensorMeta> in, const Args& a) {
     if (in.empty()) throw ValueError(std::string(aten) + ": must provide at least one operand (equation '" + a.equation + "')");
-    detail::same_dtypes(in, aten, "all operands");
-    if (in[0].dtype == ScalarType::Bool)
+    const detail::EinsumPlan p = detail::einsum_plan(a.equation, in, aten);
+    bool mixed = false;
+    for (const TensorMeta& m : in) mixed = mixed || m.dtype != in[0].dtype;
+    if (mixed) {
+      bool summed = false;  // a label of some operand that the output lacks
+      for (const std::vector<int>& l : p.labels)
+        for (int x : l) summed = summed || std::find(p.out.begin(), p.out.end(), x) == p.out.end();
+      if (summed) detail::same_dtypes(in, aten, "all operands (a summed label multiplies them as matrices)");
+    }
+    const ScalarType t = result_type(in, aten);
+    if (t == ScalarType::Bool)
       throw TypeError(std::string(aten) + ": bool operands are not supported (operands " + describe(in) + ")");
-    return TensorMeta{in[0].dtype, detail::einsum_plan(a.equation, in, aten).out_sizes, Device{}, true};
+    return TensorMeta{t, p.out_sizes, Device{}, true};
   }
   /// The plan for operands of these shapes.
   template <class X>
@@ -466,7 +479,7 @@ struct EinsumOp {
     std::vector<TensorMeta> m;
     for (const V& x : in) m.push_back(TensorMeta{x.dtype, Dims(x.dims.begin(), x.dims.end()), Device{}, true});
     const detail::EinsumPlan p = detail::einsum_plan(a.equation, m, aten);
-    const ScalarType t = in[0].dtype;
+    const ScalarType t = in[0].dtype;  // every operand converted to the result dtype (operand_dtype)
     std::vector<V> ops;
     for (const V& x : in) ops.push_back(detail::narrow_float(t) ? b.convert(x, ScalarType::Float) : x);
     detail::EinsumHlo<B, V> e{b};

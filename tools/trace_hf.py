@@ -20,7 +20,6 @@ import copy
 import json
 import os
 import sys
-import time
 
 # architecture -> (model_type or config class, model class (".part": its submodule), config
 # overrides, input kind)
@@ -395,6 +394,17 @@ def build(arch, torch, transformers):
     return model, cfg, kind, note
 
 
+def float64_output(First, model, kind, x):
+    """(the model's first output in float64 on the float64 form of inputs `x`, None), or (None,
+    why) when the model cannot run in float64 (masks built float32-only). The model is copied
+    first: .double() converts parameters in place, which a frozen trace may share."""
+    try:
+        return First(copy.deepcopy(model).double(), kind)(
+            *[t.double() if t.is_floating_point() else t for t in x]).double(), None
+    except Exception as e:  # noqa: BLE001 - some models build float32-only masks
+        return None, ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]
+
+
 def first_output_class(torch):
     """The wrapper module traced for every architecture: the model's first output (the last
     hidden state) as a plain tensor, from the inputs in `inputs_for`'s order."""
@@ -432,7 +442,7 @@ def main():
     cache, names = sys.argv[1], sys.argv[2:] or list(ARCHS)
     os.makedirs(cache, exist_ok=True)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from trace_torchvision import set_torch_threads
+    from trace_torchvision import set_torch_threads, timed_ms
     set_torch_threads(1)  # torch's threads and OpenBLAS's (which ignores torch.set_num_threads)
 
     First = first_output_class(torch)
@@ -458,18 +468,10 @@ def main():
                                 error=("torch.jit.trace: %s: %s" % (type(e).__name__, e)).splitlines()[0][:300])
                     raise StopIteration
                 got = traced(*x)
-                ts = []
-                for _ in range(7):
-                    t0 = time.perf_counter()
-                    traced(*x)
-                    ts.append((time.perf_counter() - t0) * 1e3)
-                try:
-                    # a copy: .double() converts parameters in place, which a frozen trace may share
-                    f64 = First(copy.deepcopy(model).double(), kind)(
-                        *[t.double() if t.is_floating_point() else t for t in x]).double()
-                except Exception as e:  # noqa: BLE001 - some models build float32-only masks
-                    f64 = None
-                    meta["f64_error"] = ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]
+                ts = timed_ms(traced, x, 7)
+                f64, err = float64_output(First, model, kind, x)
+                if err:
+                    meta["f64_error"] = err
             save_traced(stem, meta, traced, x, ref, got, f64, ts)
         except StopIteration:
             pass
@@ -510,14 +512,9 @@ def latency(cache, names):
     import numpy as np
     import torch
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from trace_torchvision import set_torch_threads
+    from trace_torchvision import set_torch_threads, cached_records, timed_ms
     set_torch_threads(1)  # torch's threads and OpenBLAS's (which ignores torch.set_num_threads)
-    for arch in names:
-        meta_path = os.path.join(cache, arch + ".json")
-        if not os.path.exists(meta_path):
-            continue
-        with open(meta_path) as f:
-            meta = json.load(f)
+    for arch, meta_path, meta in cached_records(cache, names):
         if meta.get("status") != "traced" or "torch_ms_b32" in meta or "latency_error" in meta:
             continue
         stem = os.path.join(cache, arch)
@@ -530,12 +527,7 @@ def latency(cache, names):
                     x = [t[rows].contiguous() for t in x0]
                     for _ in range(3):  # the profiling executor specializes on a new shape's first runs
                         y = m(*x)
-                    runs = 7 if b == 1 else 5
-                    ts = []
-                    for _ in range(runs):
-                        t0 = time.perf_counter()
-                        m(*x)
-                        ts.append((time.perf_counter() - t0) * 1e3)
+                    ts = timed_ms(m, x, 7 if b == 1 else 5)
                     for i, t in enumerate(x):
                         np.save("%s.b%d.in%d.npy" % (stem, b, i), t.numpy())
                     np.save("%s.b%d.out.npy" % (stem, b), y.float().numpy())
@@ -562,15 +554,10 @@ def bf16(cache, names):
     import transformers
     transformers.logging.set_verbosity_error()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from trace_torchvision import set_torch_threads
+    from trace_torchvision import set_torch_threads, cached_records, timed_ms
     set_torch_threads(1)
     First = first_output_class(torch)
-    for arch in names:
-        meta_path = os.path.join(cache, arch + ".json")
-        if not os.path.exists(meta_path):
-            continue
-        with open(meta_path) as f:
-            meta = json.load(f)
+    for arch, meta_path, meta in cached_records(cache, names):
         if meta.get("status") != "traced" or "bf16_status" in meta:
             continue
         stem = os.path.join(cache, arch)
@@ -583,17 +570,10 @@ def bf16(cache, names):
                 ref = m(*xb)
                 traced = torch.jit.freeze(torch.jit.trace(m, xb, check_trace=False))
                 traced(*xb)
-                ts = []
-                for _ in range(5):
-                    t0 = time.perf_counter()
-                    traced(*xb)
-                    ts.append((time.perf_counter() - t0) * 1e3)
-                try:
-                    f64 = First(copy.deepcopy(model).double(), kind)(
-                        *[t.double() if t.is_floating_point() else t for t in xb]).double()
-                except Exception as e:  # noqa: BLE001 - some models build float32-only masks
-                    f64 = None
-                    meta["bf16_f64_error"] = ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]
+                ts = timed_ms(traced, xb, 5)
+                f64, err = float64_output(First, model, kind, xb)
+                if err:
+                    meta["bf16_f64_error"] = err
             traced.save(stem + ".bf16.pt")
             for i, t in enumerate(xb):
                 np.save("%s.bf16.in%d.npy" % (stem, i), (t.float() if t.is_floating_point() else t).numpy())

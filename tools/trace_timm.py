@@ -32,7 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_hf import save_traced  # noqa: E402 - the shared cache layout
-from trace_torchvision import set_torch_threads  # noqa: E402
+from trace_torchvision import set_torch_threads, timed_ms  # noqa: E402
 
 SEED = 0
 INPUT_SEED = 1
@@ -179,7 +179,6 @@ def build(name, torch, timm):
 
 
 def main():
-    import numpy as np
     import torch
     import timm
     if sys.argv[1:] == ["--list"]:
@@ -209,11 +208,7 @@ def main():
                                 error=("torch.jit.trace: %s: %s" % (type(e).__name__, e)).splitlines()[0][:300])
                     raise StopIteration
                 got = traced(x)
-                ts = []
-                for _ in range(7):
-                    t0 = time.perf_counter()
-                    traced(x)
-                    ts.append((time.perf_counter() - t0) * 1e3)
+                ts = timed_ms(traced, (x,), 7)
                 try:
                     # a copy: .double() converts parameters in place, which the frozen trace may share
                     f64 = copy.deepcopy(model).double()(x.double()).double()

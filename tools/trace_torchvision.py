@@ -404,18 +404,33 @@ def main():
 B32_MAX_MS = 15.0  # batch-32 timing for models whose batch-1 libtorch time is at most this
 
 
+def cached_records(out_dir, names):
+    """(name, json path, record) for each of `names` whose json is in OUT_DIR (trace_hf.py's
+    and trace_timm.py's caches too)."""
+    for name in names:
+        path = os.path.join(out_dir, name + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                yield name, path, json.load(f)
+
+
+def timed_ms(fn, args, runs):
+    """Wall time of `fn(*args)` in ms, `runs` times."""
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn(*args)
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return ts
+
+
 def batch32(out_dir, names):
     """Batch-32 inputs, libtorch outputs and `torch_ms_b32` (median of 5 runs after 3 warm-up
     runs, one thread) for the floor models and every traced model with torch_ms <= B32_MAX_MS."""
     import numpy as np
     import torch
     set_torch_threads(1)
-    for name in names:
-        path = os.path.join(out_dir, name + ".json")
-        if not os.path.exists(path):
-            continue
-        with open(path) as f:
-            rec = json.load(f)
+    for name, path, rec in cached_records(out_dir, names):
         if rec.get("status") != "ok" or "torch_ms_b32" in rec:
             continue
         if name not in FLOOR and not (rec.get("torch_ms") or 1e9) <= B32_MAX_MS:
@@ -426,11 +441,7 @@ def batch32(out_dir, names):
         with torch.no_grad():
             for _ in range(3):  # the profiling executor specializes on a new shape's first runs
                 y = first_tensor(m(x))
-            ts = []
-            for _ in range(5):
-                t0 = time.perf_counter()
-                m(x)
-                ts.append((time.perf_counter() - t0) * 1e3)
+            ts = timed_ms(m, (x,), 5)
         np.save(os.path.join(out_dir, name + ".b32.input.npy"), x.numpy())
         np.save(os.path.join(out_dir, name + ".b32.output.npy"), y.numpy().astype(np.float32))
         rec["torch_ms_b32"] = round(statistics.median(ts), 3)

@@ -491,9 +491,10 @@ TEST_CASE("jit lower: glu, softplus, repeat_interleave, reshape_as, square, __an
   CHECK(hr[3].tensor().data_ptr()[0] == -4.0f);
 }
 
-TEST_CASE("jit lower: as_strided (Longformer's overlapping chunks) on the cpu graph and compiled", "[jit][pjrt]") {
+TEST_CASE("jit: as_strided views self's storage as torch's (cpu); the compiled path lists it", "[jit][pjrt]") {
   // x = torch.arange(8.).reshape(2, 4); x.as_strided([3, 4], [2, 1]) = rows [0..3], [2..5],
-  // [4..7] (overlapping); x.as_strided([2, 2], [3, 1], 1) = [[1, 2], [4, 5]]
+  // [4..7] (overlapping); x.as_strided([2, 2], [3, 1], 1) = [[1, 2], [4, 5]]; on x.t() (the same
+  // storage, another layout) torch gives the same: as_strided reads the storage
   auto ints = [](std::vector<int64_t> v) { return Value(std::move(v)); };
   Graph g;
   const int x = g.add_input("x");
@@ -504,30 +505,33 @@ TEST_CASE("jit lower: as_strided (Longformer's overlapping chunks) on the cpu gr
   g.set_outputs({a, b});
   g.finalize();
   const FloatTensor in = torchtpu::arange<float>(0, 8).reshape(Dims{2, 4});
-  const auto cpu = g.run({Value(in)});
-  const std::vector<float> want_a = {0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7}, want_b = {1, 2, 4, 5};
   auto vals = [](const FloatTensor& t) {
     const FloatTensor c = t.contiguous();
     return std::vector<float>(c.data_ptr(), c.data_ptr() + c.numel());
   };
-  CHECK(cpu[0].tensor().sizes() == Dims{3, 4});
-  CHECK(vals(cpu[0].tensor()) == want_a);
-  CHECK(vals(cpu[1].tensor()) == want_b);
-  CHECK(cpu[0].tensor().storage() == in.storage());  // a view of a contiguous self, as torch's
-  // a non-contiguous self is read in its row-major order: x.t() is [[0, 4], [1, 5], [2, 6], [3, 7]],
-  // elements 1, 2, 4, 5 of it are 4, 1, 2, 6
-  const auto t = g.run({Value(FloatTensor(in.t()))});
-  CHECK(vals(t[1].tensor()) == std::vector<float>{4, 1, 2, 6});
-  torchtpu::jit::DeviceProgram p(g, {in.sizes()}, emulator());
-  const auto dev = p.run({in});
-  CHECK(vals(dev[0]) == want_a);
-  CHECK(vals(dev[1]) == want_b);
-  // a view reaching past self's 8 elements: ShapeError naming the op, sizes and strides
+  for (const FloatTensor& self : {in, FloatTensor(in.t())}) {
+    const auto cpu = g.run({Value(self)});
+    CHECK(cpu[0].tensor().sizes() == Dims{3, 4});
+    CHECK(vals(cpu[0].tensor()) == std::vector<float>{0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7});
+    CHECK(vals(cpu[1].tensor()) == std::vector<float>{1, 2, 4, 5});
+    CHECK(cpu[0].tensor().storage() == in.storage());  // a view, as torch's
+  }
+  // a view of a view: the offset defaults to self's (torch: x[1].as_strided([2], [1]) = [4, 5])
+  Graph h;
+  const int y = h.add_input("x");
+  const int row = h.add_node("aten::select", {y, h.add_constant(Value(int64_t(0))), h.add_constant(Value(int64_t(1)))}, 1,
+                             "n0")[0];
+  h.set_outputs({h.add_node("aten::as_strided", {row, h.add_constant(ints({2})), h.add_constant(ints({1}))}, 1, "n1")[0]});
+  h.finalize();
+  CHECK(vals(h.run({Value(in)})[0].tensor()) == std::vector<float>{4, 5});
+  // the compiled path has values, not storage layouts: the op is listed as not lowered
+  CHECK_THROWS_WITH(torchtpu::jit::DeviceProgram(g, {in.sizes()}, emulator()), Catch::Contains("aten::as_strided x2"));
+  // a view reaching past the storage's 8 elements: ShapeError naming the op, sizes and strides
   Graph bad;
-  const int y = bad.add_input("x");
-  bad.set_outputs({bad.add_node("aten::as_strided", {y, bad.add_constant(ints({3, 4})), bad.add_constant(ints({3, 1}))},
+  const int z = bad.add_input("x");
+  bad.set_outputs({bad.add_node("aten::as_strided", {z, bad.add_constant(ints({3, 4})), bad.add_constant(ints({3, 1}))},
                                 1, "n0")[0]});
   bad.finalize();
-  CHECK_THROWS_WITH(bad.run({Value(in)}), Catch::Contains("aten::as_strided: size [3, 4], stride [3, 1] and offset 0 do "
-                                                          "not fit the 8 elements of self [2, 4]"));
+  CHECK_THROWS_WITH(bad.run({Value(in)}), Catch::Contains("aten::as_strided: size [3, 4], stride [3, 1] and storage offset 0 "
+                                                          "for self [2, 4] float32: the view reaches outside self's storage"));
 }

@@ -1125,13 +1125,30 @@ inline void register_builtin_ops(Registry& r) {
     const Dims d = c.arg(1, n).to_dims(n);
     c.out[0] = on_any(c.arg(0, n), n, [&](const auto& x) { return x.reshape(d); });
   });
+  // torch.as_strided(self, size, stride, storage_offset=None): a view of self's storage, as
+  // torch's (the strides a trace recorded are torch's layout of self, which the runtime's views
+  // and reshapes reproduce: Longformer's overlapping attention chunks); cpu only (the compiled
+  // path has values, not storage layouts: it lists the op as not lowered)
   def("aten::as_strided", [](OpContext& c) {
     const char* n = "aten::as_strided";
     const AnyTensor& x = c.arg(0, n).any(n);
-    const kernels::AsStrided a = kernels::AsStrided::read(c.in, x.sizes(), n);
+    const Dims size = c.arg(1, n).to_dims(n), stride = c.arg(2, n).to_dims(n);
+    const bool has_offset = c.in.size() > 3 && !c.in[3]->is_none();
+    const int64_t offset = has_offset ? c.in[3]->to_int(n) : x.storage_offset();
+    bool ok = size.size() == stride.size() && offset >= 0;
+    for (int i = 0; ok && i < size.size(); ++i) ok = size[i] >= 0 && stride[i] >= 0;
+    auto refuse = [&](const std::string& why) {
+      return ShapeError(std::string(n) + ": size " + to_string(size) + ", stride " + to_string(stride) + " and storage offset " +
+                        std::to_string(offset) + " for self " + to_string(x.sizes()) + " " +
+                        std::string(dtype_name(x.dtype())) + ": " + why);
+    };
+    if (!ok) throw refuse("sizes and strides must be non-negative and of one rank, the offset non-negative");
     c.out[0] = Value(x.visit([&]<class U>(const Tensor<U>& t) {
-      const Tensor<U> base = t.is_contiguous() ? t : t.contiguous();
-      return AnyTensor(Tensor<U>(base.storage(), a.size, a.stride, base.storage_offset() + a.offset));
+      try {
+        return AnyTensor(Tensor<U>(t.storage(), size, stride, offset));
+      } catch (const ShapeError& e) {
+        throw refuse(std::string("the view reaches outside self's storage (") + e.what() + ")");
+      }
     }));
   });
   def("aten::view", [](OpContext& c) {

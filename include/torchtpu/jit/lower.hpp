@@ -20,7 +20,6 @@
 #include "../device/pjrt/client.hpp"    // Client, Buffer, Executable
 #include "../device/stablehlo.hpp"      // stablehlo::Builder
 #include "graph.hpp"                    // Graph, Node
-#include "kernels.hpp"                  // AsStrided
 #include "library_ops.hpp"              // to_arg; ops::LibraryOps (the operator library)
 
 namespace torchtpu::jit {
@@ -677,20 +676,6 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
     };
     r["aten::reshape"] = reshape;
     r["aten::view"] = reshape;
-    // as_strided: a gather of self's row-major elements at the indices kernels::AsStrided gives
-    // (kernels::AsStrided, the cpu graph's rule), a constant
-    r["aten::as_strided"] = [](LowerContext& c) {
-      const char* n = "aten::as_strided";
-      const sh::Value x = c.dev(0);
-      std::vector<const Value*> host{nullptr};
-      for (size_t i = 1; i < c.in.size(); ++i) host.push_back(&c.host(i, n));
-      const kernels::AsStrided a = kernels::AsStrided::read(host, Dims(x.dims.begin(), x.dims.end()), n);
-      const std::vector<double> idx = a.indices();
-      const sh::Value flat = c.b.reshape(x, {x.numel()});
-      const sh::Value ix = c.b.constant_data(ScalarType::Int64, {int64_t(idx.size())}, idx);
-      const sh::Value got = ops::detail::lower_take(c.b, flat, 0, ix, n);
-      c.out[0] = LValue::of(c.b.reshape(got, std::vector<int64_t>(a.size.begin(), a.size.end())));
-    };
     r["aten::flatten"] = [](LowerContext& c) {
       sh::Value x = c.dev(0);
       const size_t rank = x.dims.size();

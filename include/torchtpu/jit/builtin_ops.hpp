@@ -169,6 +169,19 @@ inline AnyTensor activation_any(const Epilogue& ep, const AnyTensor& x) {
   });
 }
 
+/// An in-place op's result `res` written into `self`, converted to self's dtype, and `self`
+/// as the op's output (the one write-back of the in-place forms: binary_any, binary's rounded
+/// float32 results, via_float32). **Errors:** ShapeError naming `name` when `res`'s shape is
+/// not self's.
+inline Value written_into(const AnyTensor& self, const AnyTensor& res, const char* name) {
+  if (!(res.sizes() == self.sizes()))
+    throw ShapeError(std::string(name) + ": output with shape " + to_string(self.sizes()) +
+                     " doesn't match the broadcast shape " + to_string(res.sizes()));
+  const AnyTensor conv = ops::detail::to_dtype(res, self.dtype());
+  self.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(conv.get<U>()); });
+  return Value(self);
+}
+
 /// A binary node whose result is not float32 (integer arithmetic on ids and shapes, float64,
 /// float16, bfloat16), computed in the result dtype. An in-place form (`add_`) writes the result
 /// into `a`, converted to its dtype where torch allows the cast (not float into an integer, not
@@ -231,12 +244,7 @@ inline void binary_any(OpContext& ctx, Bin op, const char* name, const Value& a,
   if ((is_floating(r) && !is_floating(st)) || (r != ScalarType::Bool && st == ScalarType::Bool))
     throw TypeError(std::string(name) + ": result type " + std::string(dtype_name(r)) + " can't be cast to the " +
                     std::string(dtype_name(st)) + " tensor it writes into");
-  if (!(res.sizes() == self.sizes()))
-    throw ShapeError(std::string(name) + ": output with shape " + to_string(self.sizes()) +
-                     " doesn't match the broadcast shape " + to_string(res.sizes()));
-  const AnyTensor conv = ops::detail::to_dtype(res, st);
-  self.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(conv.get<U>()); });
-  ctx.out[0] = Value(self);
+  ctx.out[0] = written_into(self, res, name);
 }
 
 /// A binary node: `a op (alpha · b)`; `reverse` swaps the operands (rsub); `in_place` writes
@@ -284,16 +292,7 @@ inline void binary(OpContext& ctx, Bin op, const char* name, bool reverse, bool 
     // torch's in-place ops cast their result to self's dtype (`x.add_(y)`, x bfloat16, y float32)
     const bool cast_back = in_place && !a0.any().is<float>();
     binary(sub, op, name, reverse, in_place && !cast_back, has_alpha, has_mode);
-    if (cast_back) {
-      const AnyTensor& self = a0.any(name);
-      const AnyTensor& res = ctx.out[0].any(name);
-      if (!(res.sizes() == self.sizes()))
-        throw ShapeError(std::string(name) + ": output with shape " + to_string(self.sizes()) +
-                         " doesn't match the broadcast shape " + to_string(res.sizes()));
-      const AnyTensor conv = ops::detail::to_dtype(res, self.dtype());
-      self.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(conv.get<U>()); });
-      ctx.out[0] = Value(self);
-    }
+    if (cast_back) ctx.out[0] = written_into(a0.any(name), ctx.out[0].any(name), name);
     return;
   }
   const FloatTensor* dest = in_place ? &a0.tensor(name) : nullptr;
@@ -875,12 +874,8 @@ inline Kernel via_float32(Kernel k, bool in_place = false) {
         o = Value(std::move(l));
       }
     }
-    if (in_place && !c.out.empty() && c.out[0].is_tensor()) {
-      const AnyTensor& self = c.arg(0, "in-place op").any();
-      const AnyTensor r = ops::detail::to_dtype(c.out[0].any(), self.dtype());
-      self.visit([&]<class U>(const Tensor<U>& t) { Tensor<U>(t).copy_(r.get<U>()); });
-      c.out[0] = Value(self);
-    }
+    if (in_place && !c.out.empty() && c.out[0].is_tensor())
+      c.out[0] = written_into(c.arg(0, "in-place op").any(), c.out[0].any(), "in-place op");
   };
 }
 

@@ -1,7 +1,9 @@
 // Factories (empty, zeros, ones, full, arange, linspace, eye, from_data, from_blob, rand,
 // randn), element access (at, item), storage (alignment, deleters) and static ranks.
 #include <cstdlib>  // std::malloc, std::free
+#include <memory>  // std::make_shared, std::weak_ptr
 #include <random>   // std::mt19937_64 (the reference for Generator's engine)
+#include <thread>  // std::thread
 
 #include "../ops/testing.hpp"  // check_values, Catch2, torchtpu
 
@@ -160,4 +162,61 @@ TEST_CASE("arange refuses infinite bounds, NaN and overflowing sizes", "[core][f
   CHECK(arange<double>(0, 5, inf).numel() == 0);  // as torch: ceil(5 / inf) = 0 elements
   check_values(arange<double>(0, 5, 2), {0, 2, 4});
   check_values(arange<double>(5, 0, -2), {5, 3, 1});
+}
+
+TEST_CASE("HostBlockPool: a scope's tensors reuse released blocks; blocks outlive the pool", "[core][storage]") {
+  auto pool = std::make_shared<HostBlockPool>();
+  const void* first = nullptr;
+  {
+    const HostBlockPool::Scope scope(pool);
+    Tensor<float> a = full<float>({1000}, 2.0f);  // 4000 bytes, rounded to 4032
+    first = a.data_ptr();
+    CHECK(reinterpret_cast<uintptr_t>(first) % storage_alignment == 0);
+    CHECK(pool->bytes_in_use() >= 4032);
+    a = Tensor<float>();  // released: cached
+    CHECK(pool->cached_bytes() >= 4032);
+    Tensor<float> b = full<float>({900}, 3.0f);  // 3600 bytes: the cached 4032-byte block fits
+    CHECK(static_cast<const void*>(b.data_ptr()) == first);
+    check_values(b.narrow(0, 0, 2), {3, 3});
+    Tensor<float> c = full<float>({400}, 1.0f);  // 1600: under half of any cached block, new
+    CHECK(static_cast<const void*>(c.data_ptr()) != first);
+  }
+  CHECK(pool->bytes_in_use() == 0);
+  // outside the scope: plain heap memory, not counted
+  Tensor<float> d = zeros<float>({1000});
+  CHECK(pool->bytes_in_use() == 0);
+  // a tensor that outlives both the scope and the caller's pool handle returns its block to
+  // the pool it keeps alive, then frees everything with it (AddressSanitizer checks the order)
+  Tensor<float> kept;
+  {
+    const HostBlockPool::Scope scope(pool);
+    kept = full<float>({64}, 5.0f);
+  }
+  std::weak_ptr<HostBlockPool> watch = pool;
+  pool.reset();
+  CHECK_FALSE(watch.expired());
+  check_values(kept.narrow(0, 0, 1), {5});
+  kept = Tensor<float>();
+  CHECK(watch.expired());
+}
+
+TEST_CASE("HostBlockPool: the cache stays within twice the peak; nested scopes; other threads", "[core][storage]") {
+  auto outer = std::make_shared<HostBlockPool>(), inner = std::make_shared<HostBlockPool>();
+  const HostBlockPool::Scope s1(outer);
+  {
+    const HostBlockPool::Scope s2(inner);
+    Tensor<float> a = zeros<float>({256});
+    CHECK(inner->bytes_in_use() >= 1024);
+    CHECK(outer->bytes_in_use() == 0);
+    // a thread with no scope of its own allocates from the heap
+    const size_t before = inner->peak_bytes();
+    std::thread([] { Tensor<float> t = zeros<float>({4096}); }).join();
+    CHECK(inner->peak_bytes() == before);
+  }
+  Tensor<float> b = zeros<float>({256});
+  CHECK(outer->bytes_in_use() >= 1024);
+  CHECK(outer->cached_bytes() <= 2 * outer->peak_bytes());
+  b = Tensor<float>();
+  CHECK(outer->cached_bytes() <= 2 * outer->peak_bytes());
+  CHECK(outer->bytes_in_use() == 0);
 }

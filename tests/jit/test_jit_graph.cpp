@@ -242,6 +242,37 @@ TEST_CASE("jit graph: constant tensors pinned for packing until the last copy of
   CHECK(cp.pinned() == before);
 }
 
+TEST_CASE("jit graph: runs reuse their frame and the graph's block pool; a failed run leaves nothing behind", "[jit]") {
+  // view(x, [-1, 5]) then relu: an int-list constant (copied per run before frames were kept)
+  Graph g;
+  const int x = g.add_input("x");
+  const int shape = g.add_constant(Value(std::vector<int64_t>{-1, 5}));
+  const int v = g.add_node("aten::view", {x, shape}, 1, "node 0")[0];
+  const int y = g.add_node("aten::mul", {v, g.add_constant(Value(2.0))}, 1, "node 1")[0];
+  g.set_outputs({y});
+  g.finalize();
+  const std::vector<float> xv{1, -2, 3, -4, 5, 6, -7, 8, 9, -10};
+  std::vector<float> want;
+  for (float f : xv) want.push_back(2 * f);
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto out = g.run({Value(t(xv, Dims{10}))});
+    CHECK(out[0].tensor().sizes() == Dims{2, 5});
+    CHECK(values(out[0].tensor()) == want);
+    // 11 elements do not view as [-1, 5]: the error names the node, and the next run (same
+    // frame) computes from its own input only
+    CHECK_THROWS_WITH(g.run({Value(t(std::vector<float>(11, 1.0f), Dims{11}))}),
+                      Catch::StartsWith("forward: aten::view at node 0: "));
+  }
+  // outputs kept across runs are distinct tensors (a pooled block is reused only once released)
+  const auto a = g.run({Value(t(xv, Dims{10}))});
+  const auto b = g.run({Value(t(std::vector<float>(10, 1.0f), Dims{10}))});
+  CHECK(values(a[0].tensor()) == want);
+  CHECK(values(b[0].tensor()) == std::vector<float>(10, 2.0f));
+  // a copy runs on frames of its own
+  const Graph copy = g;
+  CHECK(values(copy.run({Value(t(xv, Dims{10}))})[0].tensor()) == want);
+}
+
 TEST_CASE("jit graph: shape arithmetic on ints (size, NumToTensor, floor_divide, Int, view)", "[jit]") {
   Graph g;
   const int x = g.add_input("x");

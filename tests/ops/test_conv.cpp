@@ -204,6 +204,10 @@ const std::vector<ConvCase> kCases = {
     // padding that reads across each image's border (never into the next image)
     {Dims{5, 6, 10, 20}, Dims{4, 3, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 2, false},
     {Dims{3, 4, 5, 7}, Dims{6, 4, 3, 2}, true, {2, 1}, {1, 0}, {1, 2}, {}, 1, false},
+    // a large plane whose packed B (K = 432 over two k panels x 1600 columns) would not fit in
+    // L2: packed slab by slab, 16 panels at a time and a short last block (fuse/gemm.hpp
+    // sgemm_streamed_b), 20 output channels (a 12-row and an 8-row strip), bias in the epilogue
+    {Dims{2, 48, 40, 40}, Dims{20, 48, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false},
 };
 
 }  // namespace

@@ -709,6 +709,49 @@ class ConstantPacks {
   std::atomic<size_t> count_{0};  // ranges_.size(), read without the lock
 };
 
+/// `sgemm_packed` for a B computed while it is packed (`pack_b_from`, a convolution's im2col)
+/// that would not fit in L2 packed whole: the columns are split into blocks of at most 512
+/// (whole panels), at least two per thread; per block and k panel, a thread packs the kc x 512
+/// slab into its own buffer (L2-resident, 768 KiB) and runs every row of A over it, so B is
+/// packed once and never leaves L2 (packed whole, a 3x3 convolution's B at 56x56 is 7 MiB,
+/// written to and read back from memory). Each element is summed in the same order as in
+/// `sgemm_packed` (k panels in order, the same micro-kernel), so results match it exactly.
+/// `apre`: A packed whole ([k-panel][mp][kb], see `sgemm_packed`), or null to pack A's blocks
+/// per slab. The epilogue runs on blocks of rows once every column is done.
+inline void sgemm_streamed_b(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernels& kern, int64_t threads,
+                             const float* apre, int64_t mp) {
+  const int64_t mr = kern.mr, nr = kern.nr, kc = bl.kc;
+  const int64_t mc = std::max<int64_t>(mr, bl.mc / mr * mr);
+  const int64_t npanels = (g.n + nr - 1) / nr;
+  const int64_t per_block = std::max<int64_t>(1, std::min<int64_t>(512 / nr, (npanels + 2 * threads - 1) / (2 * threads)));
+  const int64_t nblocks = (npanels + per_block - 1) / per_block;
+  parallel_chunks(nblocks, threads <= 1 ? 1 : std::min(nblocks, 2 * threads), 1, [&](int64_t b0, int64_t b1) {
+    float* slab = workspace<float>(size_t(kc * per_block * nr), 2);
+    float* apack = apre ? nullptr : workspace<float>(size_t(mc * kc), 3);
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t jp0 = blk * per_block, jp1 = std::min(npanels, jp0 + per_block), j0 = jp0 * nr;
+      for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
+        const int64_t kb = std::min(kc, g.k - p0);
+        for (int64_t jp = jp0; jp < jp1; ++jp) g.pack_b_from(g.b_ctx, p0, kb, jp * nr, nr, slab + (jp - jp0) * kb * nr);
+        for (int64_t i0 = 0; i0 < g.m; i0 += mc) {
+          const int64_t mb = std::min(mc, g.m - i0);
+          const float* ap = apre ? apre + p0 * mp + i0 * kb : apack;
+          if (!apre && g.pack_a_from)
+            for (int64_t ir = 0; ir < mb; ir += mr) g.pack_a_from(g.a_ctx, p0, kb, i0 + ir, mr, apack + ir * kb);
+          else if (!apre)
+            kern.pack_a(g, i0, mb, p0, kb, apack);
+          kern.block(kb, ap, slab, mb, 0, jp1 - jp0, g.c + i0 * g.ldc + j0, g.ldc, g.n - j0, p0 > 0);
+        }
+      }
+    }
+  });
+  if (g.epilogue)
+    parallel_chunks(g.m, threads <= 1 ? 1 : std::min<int64_t>(threads, (g.m + mr - 1) / mr), mr,
+                    [&](int64_t r0, int64_t r1) {
+                      for (int64_t i0 = r0; i0 < r1; i0 += mc) g.epilogue(g.epilogue_ctx, i0, std::min(r1, i0 + mc));
+                    });
+}
+
 /// The packed path of `sgemm_f32` (any m, n, k >= 1) with kernels `kern`. B is packed once,
 /// whole ([k-panel][n-panel][kc][nr], shared by the threads); each chunk of rows (two per
 /// thread), per MC-row block and NC-column block, runs the k panels with the MC x NC block of C
@@ -747,11 +790,6 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
     bpack = ConstantPacks::instance().get(PackKey{uintptr_t(g.b), g.k, g.n, g.sbk, g.sbn, kc, nr, g.bf16,
                                                   uintptr_t(kern.pack_b)},
                                           bfloats, pack_b_all);
-  if (!bpack) {
-    float* w = workspace<float>(bfloats, 2);
-    pack_b_all(w);
-    bpack = w;
-  }
   // A from pinned memory: packed once, whole ([k-panel][strip of mr rows over all of m][kb][mr],
   // so a block from row i0 of k panel p0 starts at p0 · mp + i0 · kb, as the blocks below read)
   const int64_t mp = (g.m + mr - 1) / mr * mr;
@@ -763,6 +801,15 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
                             for (int64_t p0 = 0; p0 < g.k; p0 += kc)
                               kern.pack_a(g, 0, g.m, p0, std::min(kc, g.k - p0), out + p0 * mp);
                           });
+  if (!bpack && g.pack_b_from && bfloats > (size_t(1) << 18) && g.n > 2 * nr) {
+    sgemm_streamed_b(g, bl, kern, threads, apre, mp);
+    return;
+  }
+  if (!bpack) {
+    float* w = workspace<float>(bfloats, 2);
+    pack_b_all(w);
+    bpack = w;
+  }
   parallel_chunks(g.m, row_chunks, mr, [&](int64_t r0, int64_t r1) {
     // A block [k-panel][strip][kb][mr]: packed for the first column block, reused after
     // row blocks of equal size (whole strips), at most MC: no short block re-reading all of B

@@ -5,7 +5,8 @@
 #include <cmath>      // std::isfinite
 #include <cstdio>     // std::fprintf
 #include <map>        // std::map
-#include <memory>     // std::shared_ptr
+#include <memory>     // std::shared_ptr, std::unique_ptr
+#include <mutex>      // std::mutex (Frames)
 #include <optional>   // std::optional
 #include <string>     // std::string
 #include <type_traits>  // std::is_floating_point_v
@@ -13,6 +14,7 @@
 #include <vector>     // std::vector
 
 #include "../core/errors.hpp"  // UnsupportedOperator, ValueError, ...
+#include "../core/storage.hpp"  // HostBlockPool (the blocks a run allocates from)
 #include "../fuse/gemm.hpp"    // ConstantPacks (constants pinned for packing)
 #include "node.hpp"            // Node
 #include "region.hpp"          // Region, find_regions, run_region_fast
@@ -89,6 +91,7 @@ class Graph {
   /// arguments it would not compute as torch does (the argument, its value and why), with its
   /// count and first location.
   void finalize() {
+    frames_ = Frames();  // frames copied the slots of before
     fold_constants();
     std::map<std::string, Missing> rejected;
     for (const Node& n : nodes_) {
@@ -151,14 +154,20 @@ class Graph {
       throw ValueError("forward: the model takes " + std::to_string(inputs_.size()) + " input(s), got " +
                        std::to_string(inputs.size()));
     const Plan& p = mode == Mode::Fused ? fused_ : plain_;
-    std::vector<Value> slots = slots_;
+    // every tensor this pass allocates on this thread comes from (and returns to) the graph's
+    // pool: after the first pass with these shapes, no heap traffic for tensors
+    const HostBlockPool::Scope pooled(pool_);
+    // a frame (slots with the constants in place, node scratch) from an earlier run, or a new
+    // one: copying the constants (int lists among them) for every run allocated
+    const Frames::Lease frame(frames_, slots_, is_constant_);
+    std::vector<Value>& slots = frame->slots;
     for (size_t i = 0; i < inputs.size(); ++i) slots[size_t(inputs_[i])] = std::move(inputs[i]);
-    Scratch scratch;
     for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
-      exec(p.nodes[ni], slots, mode, scratch);
+      exec(p.nodes[ni], slots, mode, frame->scratch);
       for (int s : p.frees[ni]) slots[size_t(s)] = Value();
     }
     std::vector<Value> r;
+    r.reserve(outputs_.size());
     for (int s : outputs_) r.push_back(slots[size_t(s)]);
     return r;
   }
@@ -199,6 +208,62 @@ class Graph {
   struct Scratch {
     std::vector<const Value*> in;
     std::vector<Value> out;
+  };
+  /// What one run works in: the slots (constants filled in, the rest None between runs) and
+  /// the node scratch.
+  struct Frame {
+    std::vector<Value> slots;
+    Scratch scratch;
+  };
+  /// The frames of finished runs, reused by later ones (one per run in flight at most; runs
+  /// may overlap on several threads). A copied graph starts with none of its own.
+  struct Frames {
+    std::mutex mu;
+    std::vector<std::unique_ptr<Frame>> spare;
+    Frames() = default;
+    Frames(const Frames&) noexcept {}
+    Frames& operator=(const Frames&) {
+      const std::lock_guard<std::mutex> lock(mu);
+      spare.clear();
+      return *this;
+    }
+    /// A frame for one run: taken from `spare` (or made from `initial`), given back with every
+    /// slot that is not a constant reset to None, whether the run returns or throws.
+    class Lease {
+     public:
+      /// Takes a frame of `f` (or copies `initial`); `is_constant` marks the slots kept.
+      Lease(Frames& f, const std::vector<Value>& initial, const std::vector<bool>& is_constant)
+          : f_(f), is_constant_(is_constant) {
+        {
+          const std::lock_guard<std::mutex> lock(f.mu);
+          if (!f.spare.empty()) {
+            frame_ = std::move(f.spare.back());
+            f.spare.pop_back();
+          }
+        }
+        if (!frame_) frame_ = std::make_unique<Frame>(Frame{initial, {}});
+      }
+      ~Lease() {
+        for (size_t s = 0; s < frame_->slots.size(); ++s)
+          if (!is_constant_[s]) frame_->slots[s] = Value();
+        frame_->scratch.in.clear();
+        frame_->scratch.out.clear();
+        const std::lock_guard<std::mutex> lock(f_.mu);
+        try {
+          f_.spare.push_back(std::move(frame_));
+        } catch (...) {  // no room to keep it: dropped
+        }
+      }
+      Lease(const Lease&) = delete;
+      Lease& operator=(const Lease&) = delete;
+      /// The frame.
+      Frame* operator->() const noexcept { return frame_.get(); }
+
+     private:
+      Frames& f_;
+      const std::vector<bool>& is_constant_;
+      std::unique_ptr<Frame> frame_;
+    };
   };
 
   /// Computes once each node of an `OpDef::fold` op whose inputs are all constants (the
@@ -253,6 +318,7 @@ class Graph {
   }
 
   int new_slot(Value v) {
+    frames_ = Frames();
     slots_.push_back(std::move(v));
     is_constant_.push_back(false);
     return int(slots_.size()) - 1;
@@ -415,6 +481,9 @@ class Graph {
   std::map<std::string, Missing> missing_;
   Plan plain_, fused_;
   std::shared_ptr<std::vector<const void*>> pins_;  ///< constants pinned for packing (shared by copies)
+  mutable Frames frames_;  ///< frames of finished runs (`run`)
+  /// The blocks `run`'s tensors are allocated from (shared by copies; thread-safe).
+  std::shared_ptr<HostBlockPool> pool_ = std::make_shared<HostBlockPool>();
 };
 
 }  // namespace torchtpu::jit

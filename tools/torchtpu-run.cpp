@@ -321,6 +321,13 @@ struct LoadedModel {
 #endif
     return script->forward(std::move(in), mode);
   }
+  /// `forward` into `out` (its capacity reused: no heap allocation per call for the list).
+  void forward(std::span<const torchtpu::jit::Value> in, std::vector<torchtpu::jit::Value>& out, Mode mode) const {
+#if TORCHTPU_RUN_PT2
+    if (exported) return exported->forward(in, out, mode);
+#endif
+    script->forward(in, out, mode);
+  }
   bool was_frozen_on_load() const { return script && script->was_frozen_on_load(); }
   /// libtorch's forward (TorchScript only; `--check` is refused for a .pt2 before this).
   at::Tensor torch_forward(std::vector<c10::IValue> in) const { return script->torch_forward(std::move(in)); }
@@ -398,9 +405,10 @@ int run(const Options& o) {
     throw torchtpu::TypeError("the model's first output is " + std::string(torchtpu::dtype_name(t.dtype())) +
                               "; torchtpu-run reads a floating output");
   };
+  std::vector<torchtpu::jit::Value> out;  // kept from call to call: its capacity reused
   auto forward = [&]() -> FloatTensor {
     if (prog) return first_float(prog->run_any(xs).at(0));
-    std::vector<torchtpu::jit::Value> out = m.forward(xv, mode);
+    m.forward(xv, out, mode);
     if (out.empty()) throw torchtpu::TypeError("forward: the model returns nothing");
     if (out[0].kind() == torchtpu::jit::Value::Kind::TensorList && !out[0].anys().empty())
       return first_float(out[0].anys()[0]);

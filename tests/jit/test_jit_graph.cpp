@@ -273,6 +273,53 @@ TEST_CASE("jit graph: runs reuse their frame and the graph's block pool; a faile
   CHECK(values(copy.run({Value(t(xv, Dims{10}))})[0].tensor()) == want);
 }
 
+TEST_CASE("jit graph: run into a kept output list; size lists held in the Value; more than 8 operands", "[jit]") {
+  // y = cat([x] * 10, dim 0).view(size(x) with dim 0 times 10): the ten operands pass the eight
+  // an OperandList holds inline, the size list (aten::size, prim::ListConstruct) is an inline
+  // int list, and the outputs land in a list the caller keeps
+  Graph g;
+  const int x = g.add_input("x");
+  const int zero = g.add_constant(Value(int64_t(0))), one = g.add_constant(Value(int64_t(1)));
+  const int ten = g.add_constant(Value(int64_t(10)));
+  std::vector<int> xs(10, x);
+  const int l = g.add_node("prim::ListConstruct", xs, 1, "node 0")[0];
+  const int c = g.add_node("aten::cat", {l, zero}, 1, "node 1")[0];
+  const int rows = g.add_node("aten::size", {x, zero}, 1, "node 2")[0];
+  const int cols = g.add_node("aten::size", {x, one}, 1, "node 3")[0];
+  const int n = g.add_node("aten::mul", {rows, ten}, 1, "node 4")[0];
+  const int shape = g.add_node("prim::ListConstruct", {n, cols}, 1, "node 5")[0];
+  const int v = g.add_node("aten::view", {c, shape}, 1, "node 6")[0];
+  const int sizes = g.add_node("aten::size", {v}, 1, "node 7")[0];
+  g.set_outputs({v, sizes, shape});
+  g.finalize();
+  std::vector<Value> out;
+  for (int rep = 0; rep < 3; ++rep) {
+    const std::vector<Value> in{Value(t({1, 2, 3, 4, 5, 6}, Dims{2, 3}))};
+    g.run(in, out);
+    REQUIRE(out.size() == 3);
+    CHECK(out[0].tensor().sizes() == Dims{20, 3});
+    std::vector<float> want;
+    for (int k = 0; k < 10; ++k)
+      for (float f : {1, 2, 3, 4, 5, 6}) want.push_back(f);
+    CHECK(values(out[0].tensor()) == want);
+    CHECK(out[1].to_ints() == std::vector<int64_t>{20, 3});
+    CHECK(out[1].to_dims() == Dims{20, 3});
+    CHECK(out[2].to_doubles() == std::vector<double>{20, 3});
+    CHECK(in[0].tensor().sizes() == Dims{2, 3});  // the caller's input list is left as it was
+  }
+  // a ninth entry: a list on the heap, the same values
+  std::vector<int> nine(9, one);
+  Graph h;
+  (void)h.add_input("x");
+  h.set_outputs({h.add_node("prim::ListConstruct", nine, 1, "node 0")[0]});
+  h.finalize();
+  CHECK(h.run({Value(t({1}, Dims{1}))})[0].to_ints() == std::vector<int64_t>(9, 1));
+  const Value inl = Value::int_list(Dims{4, -1});
+  CHECK(inl.kind() == Value::Kind::IntList);
+  CHECK(inl.to_ints() == std::vector<int64_t>{4, -1});
+  CHECK_THROWS_AS(inl.to_int("x"), torchtpu::TypeError);
+}
+
 TEST_CASE("jit graph: shape arithmetic on ints (size, NumToTensor, floor_divide, Int, view)", "[jit]") {
   Graph g;
   const int x = g.add_input("x");

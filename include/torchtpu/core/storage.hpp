@@ -85,8 +85,12 @@ class HostBlockPool {
   void* take(size_t bytes, size_t& got, bool exact = false) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto it = free_.lower_bound(bytes); it != free_.end() && (exact ? it->first == bytes : it->first / 2 <= bytes);
-           ++it) {
+      // a block of exactly this size first: a smaller request that took the larger block a
+      // later request needed made that one miss on every pass (the allocations per forward
+      // kept a steady count instead of reaching zero)
+      auto it = free_.find(bytes);
+      if (it == free_.end() || !it->second) it = free_.lower_bound(bytes);
+      for (; it != free_.end() && (exact ? it->first == bytes : it->first / 2 <= bytes); ++it) {
         if (!it->second) continue;
         void* p = it->second;
         it->second = *static_cast<void**>(p);

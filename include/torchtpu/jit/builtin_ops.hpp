@@ -952,6 +952,10 @@ inline void register_builtin_ops(Registry& r) {
       std::vector<AnyTensor> l;
       for (const Value* v : c.in) l.push_back(v->is_none() ? AnyTensor() : v->any());
       c.out[0] = Value(std::move(l));
+    } else if (ints && c.in.size() <= size_t(max_rank)) {  // a size list: held in the Value (no heap)
+      Dims l;
+      for (const Value* v : c.in) l.push_back(v->to_int());
+      c.out[0] = Value::int_list(l);
     } else if (ints) {
       std::vector<int64_t> l;
       for (const Value* v : c.in) l.push_back(v->to_int());
@@ -980,8 +984,7 @@ inline void register_builtin_ops(Registry& r) {
     if (c.in.size() > 1) {
       c.out[0] = Value(x.sizes()[wrap_dim(c.in[1]->to_int("aten::size"), x.dim(), "aten::size")]);
     } else {
-      std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
-      c.out[0] = Value(std::move(s));
+      c.out[0] = Value::int_list(x.sizes());
     }
   });
   def("aten::numel", [](OpContext& c) { c.out[0] = Value(c.arg(0, "aten::numel").any("aten::numel").numel()); });

@@ -25,6 +25,7 @@
 #include <map>            // std::map
 #include <memory>         // std::shared_ptr
 #include <optional>       // std::optional
+#include <span>           // std::span
 #include <string>         // std::string
 #include <string_view>    // std::string_view
 #include <type_traits>    // std::type_identity
@@ -650,6 +651,12 @@ class ExportedModule {
   /// Runs the graph on the program's user inputs, in order. **Errors:** see Graph::run.
   std::vector<Value> forward(std::vector<Value> inputs, Mode mode = Mode::Fused) const {
     return s_->graph.run(std::move(inputs), mode);
+  }
+  /// Runs the program on `inputs` (tensors shared, not copied), writing the outputs into
+  /// `outputs` (its capacity reused: kept from call to call, a forward pass with the shapes of
+  /// an earlier one makes no heap allocation). **Errors:** see Graph::run.
+  void forward(std::span<const Value> inputs, std::vector<Value>& outputs, Mode mode = Mode::Fused) const {
+    s_->graph.run(inputs, outputs, mode);
   }
   /// One float32 tensor in, the first tensor output out. **Errors:** TypeError when the program
   /// does not return a tensor; anything Graph::run throws.

@@ -8,6 +8,7 @@
 #include <memory>     // std::shared_ptr, std::unique_ptr
 #include <mutex>      // std::mutex (Frames)
 #include <optional>   // std::optional
+#include <span>       // std::span
 #include <string>     // std::string
 #include <type_traits>  // std::is_floating_point_v
 #include <utility>    // std::move
@@ -150,6 +151,22 @@ class Graph {
   /// **Errors:** ValueError for a wrong input count or kind; any kernel error is rethrown with
   /// the same type, prefixed by the failing node's kind and location.
   std::vector<Value> run(std::vector<Value> inputs, Mode mode = Mode::Fused) const {
+    std::vector<Value> r;
+    run(std::span<Value>(inputs), r, mode, true);
+    return r;
+  }
+  /// `run` with the inputs copied (tensors shared, not their data) and the outputs written into
+  /// `outputs` (resized to the output count, its capacity reused): with a caller that keeps
+  /// `outputs` (and its input list) from call to call, a pass with the shapes of an earlier one
+  /// allocates nothing from the heap (issue 16). **Errors:** as `run`.
+  void run(std::span<const Value> inputs, std::vector<Value>& outputs, Mode mode = Mode::Fused) const {
+    run(std::span<Value>(const_cast<Value*>(inputs.data()), inputs.size()), outputs, mode, false);
+  }
+
+ private:
+  /// `run`'s body: the inputs moved into the slots when `move` (the by-value overload's own
+  /// list), copied otherwise.
+  void run(std::span<Value> inputs, std::vector<Value>& outputs, Mode mode, bool move) const {
     if (inputs.size() != inputs_.size())
       throw ValueError("forward: the model takes " + std::to_string(inputs_.size()) + " input(s), got " +
                        std::to_string(inputs.size()));
@@ -161,16 +178,19 @@ class Graph {
     // one: copying the constants (int lists among them) for every run allocated
     const Frames::Lease frame(frames_, slots_, is_constant_);
     std::vector<Value>& slots = frame->slots;
-    for (size_t i = 0; i < inputs.size(); ++i) slots[size_t(inputs_[i])] = std::move(inputs[i]);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (move) slots[size_t(inputs_[i])] = std::move(inputs[i]);
+      else slots[size_t(inputs_[i])] = inputs[i];
+    }
     for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
       exec(p.nodes[ni], slots, mode, frame->scratch);
       for (int s : p.frees[ni]) slots[size_t(s)] = Value();
     }
-    std::vector<Value> r;
-    r.reserve(outputs_.size());
-    for (int s : outputs_) r.push_back(slots[size_t(s)]);
-    return r;
+    outputs.resize(outputs_.size());
+    for (size_t k = 0; k < outputs_.size(); ++k) outputs[k] = slots[size_t(outputs_[k])];
   }
+
+ public:
 
   /// The nodes in execution order (those folded into constants at finalize included: they
   /// read constants only, and `initial_slots` holds their outputs).

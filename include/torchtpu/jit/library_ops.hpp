@@ -4,6 +4,7 @@
 // graph value into an op argument (also for the lowering, jit/lower.hpp). No per-op code here.
 #pragma once
 #include <cstdint>      // uint8_t
+#include <span>         // std::span
 #include <memory>       // std::shared_ptr, std::make_shared
 #include <string>       // std::string
 #include <type_traits>  // std::type_identity, std::is_empty_v
@@ -108,7 +109,7 @@ struct EpilogueStore {
 template <fuses_epilogue Op>
 AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Args& args, const Epilogue& ep) {
   const typename Op::Args a = ops::detail::resolved<Op>(t, args);
-  const std::vector<ops::TensorMeta> metas = ops::detail::metas_of(t);
+  const auto metas = ops::detail::metas_of(t);
   const ops::TensorMeta out = ops::detail::checked_infer<Op>(metas, a);
   return AnyTensor::dispatch(out.dtype, [&]<class T>(std::type_identity<T>) -> AnyTensor {
     if constexpr (Op::dtypes.has(dtype_of<T>())) {
@@ -118,9 +119,8 @@ AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Ar
         kernels::with_epilogue(ep, y, [&](const auto& x) { z = Tensor<T>(x); });
         return AnyTensor(z);
       }
-      std::vector<Tensor<T>> typed;
-      typed.reserve(t.size());
-      for (const AnyTensor& x : t) typed.push_back(x.defined() ? ops::detail::as_dtype<T>(x) : Tensor<T>());
+      const ops::detail::OperandList<Tensor<T>> typed(
+          t, [](const AnyTensor& x) { return x.defined() ? ops::detail::as_dtype<T>(x) : Tensor<T>(); });
       Tensor<T> y = Tensor<T>::empty(out.sizes);
       Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, y, EpilogueStore{ep});
       return AnyTensor(y);
@@ -233,7 +233,7 @@ std::shared_ptr<const void> prepare_library_call(std::span<const Value* const> i
 /// into `t`; false when an input is not the tensor (or tensor list) the node was prepared for
 /// (the kernel then takes the general path, which reports it).
 template <class Op>
-bool prepared_operands(const PreparedLibraryCall<Op>& p, const OpContext& c, std::vector<AnyTensor>& t) {
+bool prepared_operands(const PreparedLibraryCall<Op>& p, const OpContext& c, ops::detail::OperandList<AnyTensor>& t) {
   using Kind = typename PreparedLibraryCall<Op>::Operand::Kind;
   t.reserve(p.operands.size());
   for (const auto& o : p.operands) {
@@ -248,7 +248,7 @@ bool prepared_operands(const PreparedLibraryCall<Op>& p, const OpContext& c, std
       t.push_back(v.any());
     } else {
       if (v.kind() != Value::Kind::TensorList) return false;
-      t.insert(t.end(), v.anys().begin(), v.anys().end());
+      t.append(v.anys().begin(), v.anys().end());
     }
   }
   return true;
@@ -257,7 +257,7 @@ bool prepared_operands(const PreparedLibraryCall<Op>& p, const OpContext& c, std
 /// Writes a library op's results `r` into the node's outputs. **Errors:** ValueError when the
 /// op computes more results than the node has outputs.
 template <class Op>
-void store_results(OpContext& c, std::vector<AnyTensor>&& r) {
+void store_results(OpContext& c, std::span<AnyTensor> r) {
   // a node may have more outputs than the op computes (embedding_bag's offset2bag,
   // bag_size, max_indices: used by gradients only); those stay None, and reading one as a
   // tensor is a TypeError naming None
@@ -287,7 +287,7 @@ inline void register_library_ops(Registry& r) {
           throw ValueError(std::string(Op::aten) + ": the node has " + std::to_string(c.out.size()) + " outputs, the op 1 result");
       if (c.state) {
         const auto& p = *static_cast<const detail::PreparedLibraryCall<Op>*>(c.state);
-        std::vector<AnyTensor> t;
+        ops::detail::OperandList<AnyTensor> t;
         if (detail::prepared_operands(p, c, t)) {
           if constexpr (fuses_epilogue<Op>) {
             if (c.epilogue.active()) {
@@ -295,7 +295,13 @@ inline void register_library_ops(Registry& r) {
               return;
             }
           }
-          detail::store_results<Op>(c, ops::call_all<Op>(t, p.args));
+          if constexpr (ops::multi_result<Op>) {  // the results as an array, not a list (no heap)
+            auto r = ops::call_results<Op>(t, p.args);
+            detail::store_results<Op>(c, std::span<AnyTensor>(r));
+          } else {
+            AnyTensor r = ops::call<Op>(t, p.args);
+            detail::store_results<Op>(c, std::span<AnyTensor>(&r, 1));
+          }
           return;
         }
       }
@@ -313,7 +319,8 @@ inline void register_library_ops(Registry& r) {
           return;
         }
       }
-      detail::store_results<Op>(c, ops::call_args<Op>(args));
+      std::vector<AnyTensor> r = ops::call_args<Op>(args);
+      detail::store_results<Op>(c, std::span<AnyTensor>(r));
     };
     r.add(std::move(d));
   });

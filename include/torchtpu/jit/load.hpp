@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>  // std::filesystem::exists
 #include <memory>      // std::shared_ptr
+#include <span>        // std::span
 #include <string>      // std::string
 #include <unordered_map>  // std::unordered_map
 #include <vector>      // std::vector
@@ -205,6 +206,13 @@ class Module {
   /// Runs the graph. **Errors:** see Graph::run.
   std::vector<Value> forward(std::vector<Value> inputs, Mode mode = Mode::Fused) const {
     return s_->graph.run(std::move(inputs), mode);
+  }
+  /// Runs the graph on `inputs` (tensors shared, not copied), writing the outputs into
+  /// `outputs` (its capacity reused: kept from call to call, a forward pass with the shapes of
+  /// an earlier one makes no heap allocation, as `torchtpu-run --bench` counts).
+  /// **Errors:** see Graph::run.
+  void forward(std::span<const Value> inputs, std::vector<Value>& outputs, Mode mode = Mode::Fused) const {
+    s_->graph.run(inputs, outputs, mode);
   }
   /// One float32 tensor in, the first tensor output out. **Errors:** TypeError when the model
   /// does not return a tensor; anything Graph::run throws.

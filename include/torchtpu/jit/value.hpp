@@ -3,6 +3,7 @@
 // are `AnyTensor`s: any dtype, any device.
 #pragma once
 #include <cstdint>  // int64_t
+#include <span>     // std::span
 #include <string>   // std::string
 #include <type_traits>  // std::is_integral_v
 #include <utility>  // std::move
@@ -42,6 +43,15 @@ class Value {
   Value(std::string s) : kind_(Kind::String), s_(std::move(s)) {}          // NOLINT
   /// A list of ints.
   Value(std::vector<int64_t> l) : kind_(Kind::IntList), ints_(std::move(l)) {}      // NOLINT
+  /// An int list of at most `max_rank` values held inside the Value (no heap allocation: the
+  /// size lists a model builds on every run, prim::ListConstruct and aten::size).
+  static Value int_list(const Dims& l) {
+    Value v;
+    v.kind_ = Kind::IntList;
+    v.short_ints_ = l;
+    v.ints_inline_ = true;
+    return v;
+  }
   /// A list of floats.
   Value(std::vector<double> l) : kind_(Kind::DoubleList), doubles_(std::move(l)) {}  // NOLINT
   /// A tensor of any dtype and device.
@@ -124,13 +134,15 @@ class Value {
   }
   /// An int list (a single int becomes a one-element list, as TorchScript's `int[1]` allows).
   std::vector<int64_t> to_ints(const char* what = "") const {
-    if (kind() == Kind::IntList) return ints_;
+    if (kind() == Kind::IntList) return std::vector<int64_t>(int_span().begin(), int_span().end());
     if (is_int()) return {i_};
     throw mismatch("int[]", what);
   }
   /// An int list as `Dims` (at most 8 entries). **Errors:** ShapeError for more.
   Dims to_dims(const char* what = "") const {
-    const auto l = to_ints(what);
+    if (is_int()) return Dims{i_};
+    if (kind() != Kind::IntList) throw mismatch("int[]", what);
+    const std::span<const int64_t> l = int_span();  // read in place: a copy allocated per view/reshape
     if (l.size() > size_t(max_rank))
       throw ShapeError(std::string(what) + ": a list of " + std::to_string(l.size()) + " sizes exceeds rank 8");
     Dims d;
@@ -141,7 +153,7 @@ class Value {
   /// another kind.
   std::vector<double> to_doubles(const char* what = "") const {
     if (kind() == Kind::DoubleList) return doubles_;
-    if (kind() == Kind::IntList) return std::vector<double>(ints_.begin(), ints_.end());
+    if (kind() == Kind::IntList) return std::vector<double>(int_span().begin(), int_span().end());
     throw mismatch("float[]", what);
   }
 
@@ -170,6 +182,11 @@ class Value {
       else return 0;  // not reached: floating dtypes go through element()
     });
   }
+  /// The values of an IntList.
+  std::span<const int64_t> int_span() const noexcept {
+    if (ints_inline_) return {short_ints_.begin(), size_t(short_ints_.size())};
+    return ints_;
+  }
   const Value& need(Kind k, const char* what) const {
     if (kind() != k) throw mismatch(kind_name(k), what);
     return *this;
@@ -184,6 +201,8 @@ class Value {
   double d_ = 0;
   std::string s_;
   std::vector<int64_t> ints_;
+  Dims short_ints_;           // an IntList's values when ints_inline_ (Value::int_list)
+  bool ints_inline_ = false;
   std::vector<double> doubles_;
   AnyTensor t_;
   std::vector<AnyTensor> ts_;

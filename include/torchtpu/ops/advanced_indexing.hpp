@@ -593,7 +593,7 @@ struct IndexPutOp {
   template <element T>
   static void cpu(std::span<const AnyTensor> in, const Args& a, Tensor<T>& out) {
     out.copy_(in[0].get<T>());
-    const std::vector<TensorMeta> metas = detail::metas_of(in);
+    const auto metas = detail::metas_of(in);
     const detail::IndexPlan p = detail::index_plan(std::span<const TensorMeta>(metas).first(metas.size() - 1), a.entries, aten);
     const detail::IndexWalk w = detail::index_walk(in, p, out.sizes(), out.strides(), aten);
     const Tensor<T> v = detail::as_dtype<T>(in.back()).expand(p.result).contiguous();

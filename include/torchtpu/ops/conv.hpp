@@ -112,11 +112,11 @@ struct ConvGeom {
 
   /// The result's shape: `[N, OC, out...]` (or `[OC, out...]` unbatched).
   Dims out_sizes() const {
-    std::vector<int64_t> r;
+    Dims r;
     if (batched) r.push_back(N);
     r.push_back(OC);
     for (int j = 3 - nsp; j < 3; ++j) r.push_back(out[j]);
-    return Dims(r.begin(), r.end());
+    return r;
   }
 };
 
@@ -242,10 +242,8 @@ inline ConvGeom conv_geom(std::span<const TensorMeta> in, const ConvArgs& a, std
 
 /// Metadata of cpu tensors of dtype T.
 template <element T>
-std::vector<TensorMeta> conv_metas(std::span<const Tensor<T>> in) {
-  std::vector<TensorMeta> m;
-  for (const Tensor<T>& t : in) m.push_back(TensorMeta{dtype_of<T>(), t.sizes(), Device{}, true});
-  return m;
+OperandList<TensorMeta> conv_metas(std::span<const Tensor<T>> in) {
+  return OperandList<TensorMeta>(in, [](const Tensor<T>& t) { return TensorMeta{dtype_of<T>(), t.sizes(), Device{}, true}; });
 }
 
 /// float32 1-D/2-D convolution (not transposed) on the engine's fast paths, `ep` fused into the
@@ -495,7 +493,7 @@ void conv_direct(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y)
 /// The cpu kernel of every convolution op (see the file's header), `ep` applied to the result.
 template <element T, class Ep>
 void conv_cpu(std::span<const Tensor<T>> in, const ConvArgs& a, std::string_view op, Tensor<T>& out, const Ep& ep) {
-  const std::vector<TensorMeta> metas = conv_metas<T>(in);
+  const auto metas = conv_metas<T>(in);
   const ConvGeom g = conv_geom(metas, a, op);
   if (out.numel() == 0) return;
   const bool has_bias = a.present & 1u;

@@ -308,9 +308,9 @@ TEST_CASE("jit graph: run into a kept output list; size lists held in the Value;
     CHECK(in[0].tensor().sizes() == Dims{2, 3});  // the caller's input list is left as it was
   }
   // a ninth entry: a list on the heap, the same values
-  std::vector<int> nine(9, one);
   Graph h;
   (void)h.add_input("x");
+  const std::vector<int> nine(9, h.add_constant(Value(int64_t(1))));
   h.set_outputs({h.add_node("prim::ListConstruct", nine, 1, "node 0")[0]});
   h.finalize();
   CHECK(h.run({Value(t({1}, Dims{1}))})[0].to_ints() == std::vector<int64_t>(9, 1));

@@ -488,6 +488,15 @@ int run(const Options& o) {
       (void)forward();
       std::printf("heap per forward: %ld allocations, peak %.2f MiB above the level before it\n",
                   heap::blocks.load() - n0, double(heap::peak.load() - live0) / (1024.0 * 1024.0));
+      // the two passes after it: whether the count keeps falling (the graph's block pool meets
+      // a block size first needed in the second pass; a worker's GEMM workspace grows once)
+      long later[2];
+      for (long& n : later) {
+        const long b0 = heap::blocks.load();
+        (void)forward();
+        n = heap::blocks.load() - b0;
+      }
+      std::printf("heap per forward, the next two: %ld, %ld allocations\n", later[0], later[1]);
     }
 #endif
     const Timings s = time_runs(o.bench, "torchtpu", [&] { (void)forward(); });

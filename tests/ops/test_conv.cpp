@@ -207,7 +207,11 @@ const std::vector<ConvCase> kCases = {
     // a large plane whose packed B (K = 432 over two k panels x 1600 columns) would not fit in
     // L2: packed slab by slab, 16 panels at a time and a short last block (fuse/gemm.hpp
     // sgemm_streamed_b), 20 output channels (a 12-row and an 8-row strip), bias in the epilogue
-    {Dims{2, 48, 40, 40}, Dims{20, 48, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false},
+    {Dims{2, 48, 40, 40}, Dims{20, 48, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false},    // one image's plane of at least 256 positions: the flat implicit GEMM (B copied from
+    // zero-padded stride-phase blocks, the positions past each output row dropped); K = 405
+    // over two k panels, 70 output channels; then grouped, stride 2, dilated (2, 1), a 5x3 window
+    {Dims{1, 45, 23, 30}, Dims{70, 45, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false},
+    {Dims{1, 6, 40, 37}, Dims{8, 3, 5, 3}, true, {2, 2}, {2, 1}, {2, 1}, {}, 2, false},
 };
 
 }  // namespace
@@ -514,8 +518,9 @@ TEST_CASE("pooling: torch 1.13 values, NaN", "[ops][pool]") {
 TEMPLATE_TEST_CASE("convolution: the fused epilogue entry", "[ops][conv]", float, double, bfloat16) {
   using T = TestType;
   const auto relu_ep = [](Tensor<T> dest, const auto& e) { dest.copy_(torchtpu::relu(e)); };
-  // im2col, depthwise, 1x1, transposed convolution, batch-folded GEMMs, outᵀ product
-  for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8), size_t(12), size_t(13), size_t(14), size_t(15), size_t(16)}) {
+  // im2col, depthwise, 1x1, transposed convolution, batch-folded GEMMs, outᵀ product, flat GEMM
+  for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8), size_t(12), size_t(13), size_t(14), size_t(15), size_t(16),
+                    size_t(18), size_t(19)}) {
     REQUIRE(ci < kCases.size());
     const ConvCase& c = kCases[ci];
     INFO("case " << ci);

@@ -305,9 +305,14 @@ inline constexpr int64_t region_block = 512;
 template <int E>
 void gather_fixed(char* dst, const char* src, int64_t stride, int64_t n) {
   if (stride == 0) {
-    unsigned char v[E];
-    std::memcpy(v, src, E);
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * E, v, E);
+    // a 64-byte pattern of the value, stored whole (vector moves): one store per element was
+    // 8 % of mobilenet_v2's forward (the bias of each 1x1 convolution's epilogue, 512 per row)
+    constexpr int per = 64 / E;
+    unsigned char pat[64];
+    for (int i = 0; i < per; ++i) std::memcpy(pat + i * E, src, E);
+    int64_t i = 0;
+    for (; i + per <= n; i += per) std::memcpy(dst + i * E, pat, 64);
+    for (; i < n; ++i) std::memcpy(dst + i * E, pat, E);
     return;
   }
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * E, src + i * stride * E, E);

@@ -562,20 +562,32 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_pack_a(const SgemmArgs& g, int64_t i0, in
 }
 
 /// `SgemmKernels::block` on AVX-512: the hand-written 12 x 32 micro-kernel over each strip and
-/// panel (12, 8 or 4 rows computed for a short last strip).
+/// panel (12, 8 or 4 rows computed for a short last strip): strip by strip, each over the
+/// panels; panel by panel when the block has at most 5 strips.
 TORCHTPU_SIMD_KERNEL inline void sgemm_block_avx512(int64_t kb, const float* ap, const float* bk, int64_t mb, int64_t jp0,
                                                     int64_t jp1, float* c, int64_t ldc, int64_t n, bool accumulate) {
-  for (int64_t ir = 0; ir < mb; ir += 12) {
+  auto micro = [&](int64_t ir, int64_t jp) {
     const int mr = int(std::min<int64_t>(12, mb - ir));
-    float* crow = c + ir * ldc;
+    const int nr = int(std::min<int64_t>(32, n - jp * 32));
+    float* ct = c + ir * ldc + jp * 32;
     const float* apanel = ap + ir * kb;
-    for (int64_t jp = jp0; jp < jp1; ++jp) {
-      const int nr = int(std::min<int64_t>(32, n - jp * 32));
-      if (mr > 8) sgemm_micro_12x32<12>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, ldc, mr, nr, accumulate);
-      else if (mr > 4) sgemm_micro_12x32<8>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, ldc, mr, nr, accumulate);
-      else sgemm_micro_12x32<4>(kb, apanel, bk + jp * kb * 32, crow + jp * 32, ldc, mr, nr, accumulate);
-    }
+    if (mr > 8) sgemm_micro_12x32<12>(kb, apanel, bk + jp * kb * 32, ct, ldc, mr, nr, accumulate);
+    else if (mr > 4) sgemm_micro_12x32<8>(kb, apanel, bk + jp * kb * 32, ct, ldc, mr, nr, accumulate);
+    else sgemm_micro_12x32<4>(kb, apanel, bk + jp * kb * 32, ct, ldc, mr, nr, accumulate);
+  };
+  // Up to 5 strips (a 7x7 convolution's 49 positions as rows, a short sequence's tokens): each
+  // B panel, fetched once from memory (a model's packed weights do not stay in cache between
+  // forward passes), serves every strip while in L1/L2, instead of every strip sweeping all
+  // panels with the first sweep waiting on memory. resnet18's 512->512 3x3 layers at 7x7,
+  // 1 thread: 2.70 -> 2.50 ms per layer in the model; 2.46 -> 2.30 ms with 8 weight sets
+  // cycled in a harness (1.92 -> 1.89 ms with one, cache-warm).
+  if (mb <= 60 && jp1 - jp0 > 1) {
+    for (int64_t jp = jp0; jp < jp1; ++jp)
+      for (int64_t ir = 0; ir < mb; ir += 12) micro(ir, jp);
+    return;
   }
+  for (int64_t ir = 0; ir < mb; ir += 12)
+    for (int64_t jp = jp0; jp < jp1; ++jp) micro(ir, jp);
 }
 
 /// The hand-written AVX-512 kernels as a kernel table.

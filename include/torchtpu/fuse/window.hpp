@@ -2,8 +2,9 @@
 // average pooling and depthwise convolution over one [H, W] plane at a time (NCHW, f32),
 // vectorized along output columns on every vector target. Pooling: the scalar loop is the
 // definition of each value at the borders and on the scalar path. Depthwise convolution: each
-// plane is first copied into a zero-padded buffer, split by the column stride into phases, so
-// every output (borders included) is a chain of vector FMAs over contiguous loads. The scalar
+// plane is copied, band by band, into zero-padded blocks split by the strides into phases
+// (PhaseBlocks), so every output (borders included) is a chain of vector FMAs over contiguous
+// loads; the convolution's GEMM reads its B operand from the same blocks (FlatConvArgs). The scalar
 // loop is one template over the element/accumulator type: float64 pooling and integer max
 // pooling run it too (window2d_typed).
 #pragma once
@@ -136,6 +137,27 @@ inline void window_interior(const Window2dArgs& a, int64_t& lo, int64_t& hi) {
   hi = std::min(hi, a.OW);
   if (hi < lo) hi = lo;
 }
+
+/// The most window taps `FlatConvArgs` lists.
+inline constexpr int64_t flat_conv_max_taps = 64;
+
+/// One image's group of a 2-D convolution as the B operand of its GEMM over flat positions:
+/// B[k, q] with k = (input channel c, window row i, column j) and q = oh · wq + ow is element
+/// q + phase_tap_offset(i, j) of channel c's phase blocks (PhaseBlocks: columns ow in [OW, wq)
+/// are computed and dropped). `flat_conv_pack_b` packs its panels by plain row copies (no
+/// borders, no strides: the blocks hold the padding and the phase split), so the GEMM's B costs
+/// one copy of the input (`phase_fill_planes`) and one copy per panel row. Each block is
+/// followed by `flat_conv_slack` floats (zeroed) that the last panels read past the outputs.
+struct FlatConvArgs {
+  const float* x = nullptr;                  ///< the phase blocks of the group's first channel
+  int64_t channel_floats = 0;                ///< floats from one channel's blocks to the next's
+  int64_t taps = 1;                          ///< kh · kw (at most flat_conv_max_taps)
+  int64_t tap_off[flat_conv_max_taps] = {};  ///< phase_tap_offset of tap i · kw + j
+};
+
+/// Floats after each phase block's rows that `flat_conv_pack_b` may read (a panel of at most
+/// im2col_max_nr columns, and a vector past it).
+inline constexpr int64_t flat_conv_slack = 2 * 64;
 
 /// One image's group of a 2-D convolution as the B operand of its GEMM: B[k, l] with k =
 /// (input channel, window row i, window column j) and l = output position (oh, ow) is
@@ -314,153 +336,178 @@ TORCHTPU_VEC void window2d_planes(const Window2dArgs& a, int64_t p0, int64_t p1)
   }
 }
 
-/// The padded, phase-split copy of one input plane that `depthwise_planes` reads: `rows` rows
-/// of `sw` phases of `wq` floats each; padded column c (input column c - pw, zero outside the
-/// input) is element c / sw of phase c % sw, so an output column ow and window column offset
-/// jc = j · dw read element ow + jc / sw of phase jc % sw: consecutive outputs read
-/// consecutive elements whatever the stride.
-struct DepthwisePad {
-  int64_t rows = 0, wq = 0, sw = 1, row_floats = 0;
+/// A plane split by the window's strides into phase blocks, so that every output of a 2-D
+/// window (depthwise convolution, fuse/window.hpp; the convolution's flat GEMM operand,
+/// `FlatConvArgs`) reads each window tap at one fixed offset from its own position. Padded
+/// input element (r, c) (input row r - ph, column c - pw; zero outside the input) is in phase
+/// block (r % sh, c % sw), at block row r / sh - (the first output row filled) and block column
+/// c / sw. Output (oh, ow) and tap (i, j) read padded (oh·sh + i·dh, ow·sw + j·dw): block
+/// ((i·dh) % sh, (j·dw) % sw), row oh + (i·dh) / sh, column ow + (j·dw) / sw. Blocks are `wq`
+/// columns wide (every output column's every tap), so with output (oh, ow) at flat position
+/// q = oh·wq + ow every tap reads its block's element q + `phase_tap_offset`: the outputs are
+/// one run of contiguous positions whatever the plane's width (the wq - OW positions after each
+/// row's outputs are computed and dropped). Blocks of phases no tap reads are never filled.
+struct PhaseBlocks {
+  int64_t wq = 0;     ///< block columns
+  int64_t extra = 0;  ///< block rows after the output rows that the windows read: ((kh - 1)·dh) / sh
+  int64_t block = 0;  ///< floats from one phase block to the next (rows and slack)
 };
 
-/// The padded-plane geometry of depthwise `a` on vectors of `lanes` floats: wide enough that
-/// every output vector (the last one of a row included, all lanes) reads inside it.
-inline DepthwisePad depthwise_pad(const Window2dArgs& a, int64_t lanes) {
-  DepthwisePad p;
-  const int64_t nv = (a.OW + lanes - 1) / lanes;
-  p.rows = (a.OH - 1) * a.sh + (a.kh - 1) * a.dh + 1;
-  p.sw = a.sw;
-  p.wq = nv * lanes + (a.kw - 1) * a.dw / a.sw;
-  p.row_floats = p.sw * p.wq;
-  return p;
+/// The block width and extra rows of window `a` (`block` left 0).
+inline PhaseBlocks phase_blocks(const Window2dArgs& a) {
+  PhaseBlocks b;
+  b.wq = a.OW + (a.kw - 1) * a.dw / a.sw;
+  b.extra = (a.kh - 1) * a.dh / a.sh;
+  return b;
 }
 
-/// Floats per row of `depthwise_fill`'s staging area (sw > 1): a padded row rounded up to 2 ·
-/// lanes, so the phase split reads whole vector pairs.
-inline int64_t depthwise_stage_row(const DepthwisePad& p, int64_t lanes) {
-  return (p.row_floats + 2 * lanes - 1) / (2 * lanes) * (2 * lanes);
+/// Where tap (i, j) of window `a` reads in blocks `b`, from an output's flat position.
+inline int64_t phase_tap_offset(const Window2dArgs& a, const PhaseBlocks& b, int64_t i, int64_t j) {
+  const int64_t ic = i * a.dh, jc = j * a.dw;
+  return ((ic % a.sh) * a.sw + jc % a.sw) * b.block + ic / a.sh * b.wq + jc / a.sw;
 }
 
-/// Copies plane `xc` (H x W) into `buf` as `depthwise_pad` describes; `stage` is scratch of
-/// `rows · depthwise_stage_row` floats (used when sw > 1).
+/// True when some tap of window `a` reads phase (ri, rj).
+inline bool phase_used(const Window2dArgs& a, int64_t ri, int64_t rj) {
+  bool row = false, col = false;
+  for (int64_t i = 0; i < a.kh && !row; ++i) row = (i * a.dh) % a.sh == ri;
+  for (int64_t j = 0; j < a.kw && !col; ++j) col = (j * a.dw) % a.sw == rj;
+  return row && col;
+}
+
+/// Zeroes at least `n` floats from `d` by whole vectors (n may be 0): up to lanes - 1 floats
+/// past d + n are zeroed too (phase_fill writes each block row after the one before).
 template <class V>
-TORCHTPU_VEC void depthwise_fill(const Window2dArgs& a, const DepthwisePad& p, const float* xc, float* buf, float* stage) {
-  constexpr int L = V::lanes;
-  const int64_t wp = p.row_floats, ws = depthwise_stage_row(p, L);
-  // input columns [0, W) land at padded columns [pw, pw + W), clipped to [0, wp)
-  const int64_t c0 = std::min(a.pw, wp), n = std::max<int64_t>(0, std::min(a.W, wp - a.pw));
-  auto in_row = [&](int64_t r) { return r - a.ph >= 0 && r - a.ph < a.H; };
-  // zeros, then the input row over them (rows are short: vector stores, no library call);
-  // with a column stride, every row is staged before any is split: a split reading a row just
-  // written would load across two stores still in flight, which cannot be forwarded and
-  // stalled until they retired (stride 2 ran at 1/3 of stride 1's rate per output)
-  for (int64_t r = 0; r < p.rows; ++r) {
-    float* t = p.sw == 1 ? buf + r * wp : stage + r * ws;
-    const int64_t end = p.sw == 1 ? wp : ws;
-    if (!in_row(r)) {
-      if (p.sw == 1) std::fill(t, t + wp, 0.0f);
-      continue;
-    }
-    for (int64_t c = 0; c < end; c += L) vstore(t + c, V::zero(), end - c);
-    const float* xr = xc + (r - a.ph) * a.W;
-    for (int64_t c = 0; c < n; c += L) vstore(t + c0 + c, V::load_n(xr + c, n - c), n - c);
-  }
-  if (p.sw == 1) return;
-  for (int64_t r = 0; r < p.rows; ++r) {
-    float* d = buf + r * wp;
-    if (!in_row(r)) {
-      std::fill(d, d + wp, 0.0f);
-      continue;
-    }
-    const float* row = stage + r * ws;
-    if (p.sw == 2) {
-      for (int64_t c = 0; c < wp; c += 2 * L) {
-        const V lo = V::load(row + c), hi = V::load(row + c + L);
-        vstore(d + c / 2, vconcat_even(hi, lo), std::min<int64_t>(L, p.wq - c / 2));
-        vstore(d + p.wq + c / 2, vconcat_odd(hi, lo), std::min<int64_t>(L, p.wq - c / 2));
-      }
-    } else {
-      for (int64_t c = 0; c < wp; ++c) d[(c % p.sw) * p.wq + c / p.sw] = row[c];
-    }
-  }
+TORCHTPU_VEC void phase_zero(float* d, int64_t n) {
+  for (int64_t c = 0; c < n; c += V::lanes) vstore(d + c, V::zero(), V::lanes);
 }
 
-/// An output vector of a depthwise plane: output row `oh`, columns from `v` · lanes.
-struct DepthwiseTile {
-  int64_t oh = 0, v = 0;
-};
-
-/// U consecutive output vectors (from tile t0, row by row over the plane's OH x nv tiles,
-/// nv = ceil(OW / lanes)) of one depthwise plane from its padded copy: U independent FMA
-/// chains over the window's rows, then columns (tap k: weight wk[k], input at offs[k] from the
-/// tile's padded position), starting from the bias.
-template <class V, int U>
-TORCHTPU_VEC void depthwise_tiles(const Window2dArgs& a, const DepthwisePad& p, const float* buf, const float* wk,
-                                  const int64_t* offs, int64_t taps, const V& bias, float* o, DepthwiseTile t0,
-                                  int64_t nv) {
+/// Fills the phase blocks at `blk` (`sh · sw` blocks `b.block` floats apart, each at least
+/// (rows + b.extra) · b.wq + lanes floats) for output rows [oh0, oh0 + rows) of plane `xc`
+/// (H x W), as PhaseBlocks describes. Rows are written in order by whole vectors, each one's
+/// overrun (at most lanes - 1 floats) landing where a later store writes or in the block's
+/// slack: the only masked accesses are loads of an input row's last vector.
+template <class V>
+TORCHTPU_VEC void phase_fill(const Window2dArgs& a, const PhaseBlocks& b, const float* xc, int64_t oh0, int64_t rows,
+                             float* blk) {
   constexpr int L = V::lanes;
-  const float* base[U];
-  int64_t at[U], count[U];
-  int64_t oh = t0.oh, v = t0.v;
-  for (int u = 0; u < U; ++u) {
-    const int64_t ow = v * L;
-    base[u] = buf + oh * a.sh * p.row_floats + ow;
-    at[u] = oh * a.OW + ow;
-    count[u] = std::min<int64_t>(L, a.OW - ow);
-    if (++v == nv) {
-      v = 0;
-      ++oh;
+  const int64_t brows = rows + b.extra;
+  for (int64_t ri = 0; ri < a.sh; ++ri)
+    for (int64_t rj = 0; rj < a.sw; ++rj) {
+      if (!phase_used(a, ri, rj)) continue;
+      float* d0 = blk + (ri * a.sw + rj) * b.block;
+      // block columns [c0, c1) are inside the input: input column c · sw + rj - pw in [0, W)
+      const int64_t c0 = std::min(b.wq, a.pw > rj ? (a.pw - rj + a.sw - 1) / a.sw : 0);
+      const int64_t c1 = std::clamp<int64_t>((a.W + a.pw - rj + a.sw - 1) / a.sw, c0, b.wq), n = c1 - c0;
+      const int64_t iw0 = c0 * a.sw + rj - a.pw;  // input column of block column c0
+      for (int64_t r = 0; r < brows; ++r) {
+        float* d = d0 + r * b.wq;
+        const int64_t ih = (oh0 + r) * a.sh + ri - a.ph;
+        if (ih < 0 || ih >= a.H) {
+          phase_zero<V>(d, b.wq);
+          continue;
+        }
+        const float* src = xc + ih * a.W + iw0;
+        phase_zero<V>(d, c0);
+        int64_t c = 0;
+        if (a.sw == 1) {
+          for (; c + L <= n; c += L) vstore(d + c0 + c, V::load(src + c), L);
+          if (c < n) vstore(d + c0 + c, V::load_n(src + c, n - c), L);  // zeros past the input row
+        } else if (a.sw == 2) {
+          // block column c0 + c reads src[2c]; the row has W - iw0 - 2c floats from there
+          for (; c < n; c += L) {
+            const int64_t avail = a.W - iw0 - 2 * c;
+            const V lo = V::load_n(src + 2 * c, avail), hi = V::load_n(src + 2 * c + L, std::max<int64_t>(avail - L, 0));
+            vstore(d + c0 + c, vconcat_even(hi, lo), L);  // zeros past the input row
+          }
+        } else {
+          for (; c < n; ++c) d[c0 + c] = src[c * a.sw];
+        }
+        // zeros from c1 on, where the last vector's zero lanes did not reach
+        const int64_t z = c0 + (a.sw <= 2 ? (n + L - 1) / L * L : n);
+        if (z < b.wq) phase_zero<V>(d + z, b.wq - z);
+      }
     }
-  }
+}
+
+/// How `depthwise_planes` cuts a plane into bands of output rows: bands of about 16 KiB of
+/// phase blocks (they stay in the L1 cache while their outputs are computed), the whole plane
+/// when it is smaller, at least 4 · extra rows (so that re-filled rows stay a small part). Each
+/// block holds band + extra + 1 rows and a vector of slack: the last output vector of a band
+/// reads up to there (the positions past its outputs are dropped).
+inline PhaseBlocks depthwise_bands(const Window2dArgs& a, int64_t lanes, int64_t& band) {
+  PhaseBlocks b = phase_blocks(a);
+  const int64_t fit = 4096 / (a.sh * a.sw * b.wq) - b.extra;
+  band = std::clamp<int64_t>(std::max(fit, 4 * b.extra), 1, a.OH);
+  b.block = (band + b.extra + 1) * b.wq + lanes;
+  return b;
+}
+
+/// U consecutive output vectors at `o` of a band whose first one's taps read `blk` + offs[k]:
+/// U independent FMA chains over the taps (weight wk[k]), starting from the bias.
+template <class V, int U>
+TORCHTPU_VEC void depthwise_vectors(const float* blk, const float* wk, const int64_t* offs, int64_t taps, V bias,
+                                    float* o) {
+  constexpr int L = V::lanes;
   V acc[U];
+#pragma GCC unroll 16
   for (int u = 0; u < U; ++u) acc[u] = bias;
   for (int64_t k = 0; k < taps; ++k) {
     const V w = V::set1(wk[k]);
-    for (int u = 0; u < U; ++u) acc[u] = vfma(V::load(base[u] + offs[k]), w, acc[u]);
+    const float* p = blk + offs[k];
+#pragma GCC unroll 16
+    for (int u = 0; u < U; ++u) acc[u] = vfma(V::load(p + u * L), w, acc[u]);
   }
-  for (int u = 0; u < U; ++u) vstore(o + at[u], acc[u], count[u]);
+#pragma GCC unroll 16
+  for (int u = 0; u < U; ++u) vstore(o + u * L, acc[u], L);
 }
 
-/// Depthwise planes [p0, p1), any stride and dilation: each plane is copied once into a
-/// zero-padded, phase-split per-thread buffer (depthwise_fill), then every output, borders
-/// included, is a vector FMA chain, 8 output vectors at a time (8 chains hide the FMA
-/// latency). Padding contributes x = 0 terms, as in torch's im2col and XLA's convolution.
+/// Depthwise planes [p0, p1), any stride, dilation and padding: band by band, the input rows
+/// are copied into per-thread phase blocks (phase_fill; padding as zeros), every output of
+/// the band (borders included) is a chain of vector FMAs over contiguous loads, 8 vectors at a
+/// time (8 chains hide the FMA latency), into a per-thread buffer of wq-wide rows whose first
+/// OW columns are the output rows. Padding contributes x = 0 terms, as in torch's im2col and
+/// XLA's convolution.
 template <class V>
 TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1) {
   constexpr int L = V::lanes;
-  const DepthwisePad p = depthwise_pad(a, L);
-  const int64_t nv = (a.OW + L - 1) / L, tiles = a.OH * nv;
-  const int64_t staged = p.sw == 1 ? 0 : p.rows * depthwise_stage_row(p, L);
-  float* buf = workspace<float>(size_t(p.rows * p.row_floats + staged), 4);
-  float* stage = buf + p.rows * p.row_floats;
-  // where each tap (window row i, column j) reads, from an output's padded position
-  const int64_t taps = a.kh * a.kw;
+  int64_t band = 0;
+  const PhaseBlocks b = depthwise_bands(a, L, band);
+  const int64_t phases = a.sh * a.sw, taps = a.kh * a.kw;
+  // the phase blocks, then the output buffer: the band's vectors and one more (the last row's
+  // copy reads up to there)
+  const int64_t out_floats = (band * b.wq + L - 1) / L * L + L;
+  float* blk = workspace<float>(size_t(phases * b.block + out_floats), 4);
+  float* ob = blk + phases * b.block;
+  // where tap (i, j) reads, from an output's flat position
   int64_t* offs = workspace<int64_t>(size_t(taps), 4);
   for (int64_t i = 0; i < a.kh; ++i)
-    for (int64_t j = 0; j < a.kw; ++j) {
-      const int64_t jc = j * a.dw;
-      offs[i * a.kw + j] = i * a.dh * p.row_floats + (jc % p.sw) * p.wq + jc / p.sw;
-    }
+    for (int64_t j = 0; j < a.kw; ++j) offs[i * a.kw + j] = phase_tap_offset(a, b, i, j);
   for (int64_t pl = p0; pl < p1; ++pl) {
     const int64_t ch = pl % a.planes_per_item;
-    depthwise_fill<V>(a, p, a.x + pl * a.H * a.W, buf, stage);
-    const float* wk = a.weight + ch * a.kh * a.kw;
+    const float* xc = a.x + pl * a.H * a.W;
+    const float* wk = a.weight + ch * taps;
     const V bias = V::set1(a.bias ? a.bias[ch] : 0.0f);
     float* o = a.out + pl * a.OH * a.OW;
-    DepthwiseTile tile;
-    auto advance = [&](int64_t by) {
-      tile.v += by;
-      tile.oh += tile.v / nv;
-      tile.v %= nv;
-    };
-    int64_t t = 0;
-    for (; t + 8 <= tiles; t += 8, advance(8)) depthwise_tiles<V, 8>(a, p, buf, wk, offs, taps, bias, o, tile, nv);
-    if (t + 4 <= tiles) {
-      depthwise_tiles<V, 4>(a, p, buf, wk, offs, taps, bias, o, tile, nv);
-      t += 4;
-      advance(4);
+    for (int64_t oh0 = 0; oh0 < a.OH; oh0 += band) {
+      const int64_t rows = std::min(band, a.OH - oh0), nvec = (rows * b.wq + L - 1) / L;
+      phase_fill<V>(a, b, xc, oh0, rows, blk);
+      int64_t t = 0;
+      for (; t + 8 <= nvec; t += 8) depthwise_vectors<V, 8>(blk + t * L, wk, offs, taps, bias, ob + t * L);
+      if (t + 4 <= nvec) {
+        depthwise_vectors<V, 4>(blk + t * L, wk, offs, taps, bias, ob + t * L);
+        t += 4;
+      }
+      for (; t < nvec; ++t) depthwise_vectors<V, 1>(blk + t * L, wk, offs, taps, bias, ob + t * L);
+      // the output rows, in order by whole vectors (each overrun is rewritten by the rows
+      // after it), but masked near the plane's end (the next plane may be another thread's)
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* s = ob + r * b.wq;
+        float* d = o + (oh0 + r) * a.OW;
+        const int64_t left = (a.OH - oh0 - r) * a.OW;  // the plane's floats from d on
+        for (int64_t c = 0; c < a.OW; c += L) vstore(d + c, V::load(s + c), std::min<int64_t>(L, left - c));
+      }
     }
-    for (; t < tiles; ++t, advance(1)) depthwise_tiles<V, 1>(a, p, buf, wk, offs, taps, bias, o, tile, nv);
   }
 }
 
@@ -488,6 +535,41 @@ struct Im2colBody {
   template <class V>
   TORCHTPU_VEC void operator()(const Im2colArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) const {
     im2col_pack_with(g, p0, kb, j0, nr, dst, Im2colVectorOps<V>{});
+  }
+};
+
+/// `flat_conv_pack_b` on vector type V: rows [p0, p0 + kb) x columns [j0, j0 + nr) of the
+/// flat B into dst[kb][nr], a plain copy per row (reads up to a vector past column j0 + nr).
+struct FlatConvPackBody {
+  template <class V>
+  TORCHTPU_VEC void operator()(const FlatConvArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) const {
+    constexpr int L = V::lanes;
+    int64_t t = p0 % g.taps;
+    const float* xc = g.x + p0 / g.taps * g.channel_floats + j0;
+    for (int64_t kk = 0; kk < kb; ++kk, dst += nr) {
+      const float* src = xc + g.tap_off[t];
+      for (int64_t q = 0; q < nr; q += L) vstore(dst + q, V::load(src + q), nr - q);
+      if (++t == g.taps) {
+        t = 0;
+        xc += g.channel_floats;
+      }
+    }
+  }
+};
+
+/// `phase_fill_planes` on vector type V: planes [p0, p1) of `a.x`, whole, into blocks `b` at
+/// `dst` (one plane's blocks `sh · sw · b.block` floats after the previous one's), the slack
+/// after each block's rows zeroed.
+struct PhaseFillBody {
+  template <class V>
+  TORCHTPU_VEC void operator()(const Window2dArgs& a, const PhaseBlocks& b, float* dst, int64_t p0, int64_t p1) const {
+    const int64_t rows = a.OH + b.extra;
+    for (int64_t pl = p0; pl < p1; ++pl) {
+      float* d = dst + pl * a.sh * a.sw * b.block;
+      phase_fill<V>(a, b, a.x + pl * a.H * a.W, 0, a.OH, d);
+      for (int64_t ph = 0; ph < a.sh * a.sw; ++ph)
+        if (phase_used(a, ph / a.sw, ph % a.sw)) phase_zero<V>(d + ph * b.block + rows * b.wq, b.block - rows * b.wq);
+    }
   }
 };
 
@@ -547,6 +629,79 @@ inline Im2colFn im2col_kernel_for(CpuIsa isa) {
 inline void im2col_pack_b(const void* ctx, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
   static const Im2colFn fn = im2col_kernel_for(cpu_isa());
   fn(*static_cast<const Im2colArgs*>(ctx), p0, kb, j0, nr, dst);
+}
+
+/// `FlatConvPackBody` by plain loops.
+inline void flat_conv_pack_scalar(const FlatConvArgs& g, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
+  for (int64_t k = p0; k < p0 + kb; ++k, dst += nr) {
+    const float* src = g.x + k / g.taps * g.channel_floats + g.tap_off[k % g.taps] + j0;
+    for (int64_t q = 0; q < nr; ++q) dst[q] = src[q];
+  }
+}
+
+/// `SgemmArgs::pack_b_from` (or `pack_a_from`, the same layout) for a convolution over flat
+/// positions: `ctx` is a `FlatConvArgs`; rows [p0, p0 + kb) x columns [j0, j0 + nr) of its B
+/// into dst[kb][nr] (nr <= im2col_max_nr), with the engine's instruction set.
+inline void flat_conv_pack_b(const void* ctx, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
+  using Fn = void (*)(const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*);
+  static const Fn fn = [] () -> Fn {
+    switch (cpu_isa()) {
+#if TORCHTPU_HAS_AVX512_PATH
+      case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<FlatConvPackBody, const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
+#endif
+#if TORCHTPU_HAS_AVX2_PATH
+      case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<FlatConvPackBody, const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
+#endif
+#if TORCHTPU_HAS_NEON_PATH
+      case CpuIsa::neon: return &TargetCall<HWY_NEON>::template run<FlatConvPackBody, const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
+#endif
+      default: return &flat_conv_pack_scalar;
+    }
+  }();
+  fn(*static_cast<const FlatConvArgs*>(ctx), p0, kb, j0, nr, dst);
+}
+
+/// `PhaseFillBody` by plain loops: element (r, c) of phase (ri, rj) is padded input (r · sh + ri,
+/// c · sw + rj).
+inline void phase_fill_scalar(const Window2dArgs& a, const PhaseBlocks& b, float* dst, int64_t p0, int64_t p1) {
+  const int64_t rows = a.OH + b.extra;
+  for (int64_t pl = p0; pl < p1; ++pl)
+    for (int64_t ri = 0; ri < a.sh; ++ri)
+      for (int64_t rj = 0; rj < a.sw; ++rj) {
+        if (!phase_used(a, ri, rj)) continue;
+        float* d = dst + (pl * a.sh * a.sw + ri * a.sw + rj) * b.block;
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < b.wq; ++c) {
+            const int64_t ih = r * a.sh + ri - a.ph, iw = c * a.sw + rj - a.pw;
+            d[r * b.wq + c] = ih >= 0 && ih < a.H && iw >= 0 && iw < a.W ? a.x[(pl * a.H + ih) * a.W + iw] : 0.0f;
+          }
+        std::fill(d + rows * b.wq, d + b.block, 0.0f);
+      }
+}
+
+/// The phase blocks of all `a.planes` planes at `a.x` (whole planes: OH + extra rows each) into
+/// `dst`: plane p's blocks start `p · sh · sw · b.block` floats in; `b.block` must be at least
+/// (OH + extra) · wq + the vector width (each block's slack after its rows is zeroed). Split
+/// over the thread pool by planes when large enough. Blocks of phases no tap reads are left.
+inline void phase_fill_planes(const Window2dArgs& a, const PhaseBlocks& b, float* dst) {
+  using Fn = void (*)(const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t);
+  static const Fn fn = [] () -> Fn {
+    switch (cpu_isa()) {
+#if TORCHTPU_HAS_AVX512_PATH
+      case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<PhaseFillBody, const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t>;
+#endif
+#if TORCHTPU_HAS_AVX2_PATH
+      case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<PhaseFillBody, const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t>;
+#endif
+#if TORCHTPU_HAS_NEON_PATH
+      case CpuIsa::neon: return &TargetCall<HWY_NEON>::template run<PhaseFillBody, const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t>;
+#endif
+      default: return &phase_fill_scalar;
+    }
+  }();
+  if (a.planes <= 0) return;
+  parallel_chunks(a.planes, chunks_for(a.planes * a.H * a.W, int64_t(1) << 15), 1,
+                  [&](int64_t p0, int64_t p1) { fn(a, b, dst, p0, p1); });
 }
 
 /// Runs `a` over all its planes with the engine's instruction set, split over the thread pool

@@ -322,6 +322,69 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
   const int64_t work_t = torchtpu::detail::sgemm_tile_work(L, OCg, kern);
   const bool transposed = vector_gemm && kern.mr <= torchtpu::detail::im2col_max_nr && L >= kern.mr &&
                           (20 * work_t < 17 * work_n || (10 * work_t < 9 * work_n && K >= 1024 && KH * KW > 1));
+  // Flat implicit GEMM: the input copied once into zero-padded stride-phase blocks
+  // (fuse/window.hpp PhaseBlocks, as the depthwise kernel reads), and out over flat positions
+  // q = oh · wq + ow = W[OCg, K] · B[K, OH · wq], B's panels plain row copies from the blocks
+  // (flat_conv_pack_b) instead of im2col's per-run border, padding and stride work; the
+  // epilogue drops the wq - OW positions after each row as it writes bias and `ep` into the
+  // output. Taken when those positions add at most 10 % to the tiles' work (3x3 at 56x56: 4 %,
+  // 28x28: 8 %, 14x14: 0 %; 7x7 outputs keep the transposed product above).
+  torchtpu::detail::Window2dArgs geo;
+  geo.H = H; geo.W = W; geo.OH = OH; geo.OW = OW;
+  geo.kh = KH; geo.kw = KW; geo.sh = sh; geo.sw = sw; geo.ph = ph; geo.pw = pw; geo.dh = dh; geo.dw = dw;
+  torchtpu::detail::PhaseBlocks pb = torchtpu::detail::phase_blocks(geo);
+  const int64_t Q = OH * pb.wq;
+  const bool flat = vector_gemm && !direct && !transposed && KH * KW <= torchtpu::detail::flat_conv_max_taps &&
+                    kern.nr <= torchtpu::detail::im2col_max_nr &&
+                    10 * torchtpu::detail::sgemm_tile_work(OCg, Q, kern) <= 11 * work_n;
+  if (flat) {
+    pb.block = (OH + pb.extra) * pb.wq + torchtpu::detail::flat_conv_slack;
+    const int64_t chf = sh * sw * pb.block;
+    const FloatTensor blocks = FloatTensor::empty(Dims{Cg * chf});
+    const FloatTensor cflat = FloatTensor::empty(Dims{OCg, Q});
+    torchtpu::detail::FlatConvArgs src;
+    src.x = blocks.data_ptr();
+    src.channel_floats = chf;
+    src.taps = KH * KW;
+    for (int64_t i = 0; i < KH; ++i)
+      for (int64_t j = 0; j < KW; ++j) src.tap_off[i * KW + j] = torchtpu::detail::phase_tap_offset(geo, pb, i, j);
+    struct EpiF {
+      const FloatTensor* dest;  // [OCg, OH, OW] of this image and group
+      const FloatTensor* cflat;  // [OCg, OH · wq]
+      const FloatTensor* bias;  // [OCg, 1, 1] of this group, or null
+      const Ep* ep;
+      int64_t OH, OW, wq;
+    };
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        geo.x = xp + (n * C + gi * Cg) * H * W;
+        geo.planes = Cg;
+        torchtpu::detail::phase_fill_planes(geo, pb, blocks.data_ptr());
+        const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg);
+        const FloatTensor bg = b ? bias2.narrow(0, gi * OCg, OCg).view(Dims{OCg, 1, 1}) : FloatTensor();
+        EpiF epi{&dest, &cflat, b ? &bg : nullptr, &ep, OH, OW, pb.wq};
+        torchtpu::detail::SgemmArgs a;
+        a.m = OCg; a.n = Q; a.k = K;
+        a.a = wc.data_ptr() + gi * OCg * K; a.sam = K; a.sak = 1;
+        a.c = cflat.data_ptr(); a.ldc = Q;
+        a.pack_b_from = &torchtpu::detail::flat_conv_pack_b;
+        a.b_ctx = &src;
+        a.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
+          const EpiF& e = *static_cast<const EpiF*>(ctx);
+          for (int64_t t = r0; t < r1; t += 32) {
+            const int64_t rows = std::min<int64_t>(32, r1 - t);
+            const FloatTensor s = e.cflat->narrow(0, t, rows).view(Dims{rows, e.OH, e.wq}).narrow(2, 0, e.OW);
+            const FloatTensor d = e.dest->narrow(0, t, rows);
+            if (e.bias) (*e.ep)(d, torchtpu::add(s, e.bias->narrow(0, t, rows)));
+            else (*e.ep)(d, s);
+          }
+        };
+        a.epilogue_ctx = &epi;
+        torchtpu::detail::sgemm_f32(a);
+      }
+    }
+    return;
+  }
   if (transposed) {
     // Small output planes (7x7, 14x14, at least one strip; 1x1 kernels too): outᵀ[L, OCg] = Bᵀ[L, K] · Wᵀ[K, OCg],
     // so output positions fill the kernels' strips of mr rows and channels their panels of nr

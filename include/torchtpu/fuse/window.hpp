@@ -643,21 +643,11 @@ inline void flat_conv_pack_scalar(const FlatConvArgs& g, int64_t p0, int64_t kb,
 /// positions: `ctx` is a `FlatConvArgs`; rows [p0, p0 + kb) x columns [j0, j0 + nr) of its B
 /// into dst[kb][nr] (nr <= im2col_max_nr), with the engine's instruction set.
 inline void flat_conv_pack_b(const void* ctx, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
-  using Fn = void (*)(const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*);
-  static const Fn fn = [] () -> Fn {
-    switch (cpu_isa()) {
-#if TORCHTPU_HAS_AVX512_PATH
-      case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<FlatConvPackBody, const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
+#if TORCHTPU_HAS_VECTOR_PATH
+  static const auto fn = vector_entry<FlatConvPackBody>(&flat_conv_pack_scalar);
+#else
+  static const auto fn = &flat_conv_pack_scalar;
 #endif
-#if TORCHTPU_HAS_AVX2_PATH
-      case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<FlatConvPackBody, const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
-#endif
-#if TORCHTPU_HAS_NEON_PATH
-      case CpuIsa::neon: return &TargetCall<HWY_NEON>::template run<FlatConvPackBody, const FlatConvArgs&, int64_t, int64_t, int64_t, int64_t, float*>;
-#endif
-      default: return &flat_conv_pack_scalar;
-    }
-  }();
   fn(*static_cast<const FlatConvArgs*>(ctx), p0, kb, j0, nr, dst);
 }
 
@@ -684,21 +674,11 @@ inline void phase_fill_scalar(const Window2dArgs& a, const PhaseBlocks& b, float
 /// (OH + extra) · wq + the vector width (each block's slack after its rows is zeroed). Split
 /// over the thread pool by planes when large enough. Blocks of phases no tap reads are left.
 inline void phase_fill_planes(const Window2dArgs& a, const PhaseBlocks& b, float* dst) {
-  using Fn = void (*)(const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t);
-  static const Fn fn = [] () -> Fn {
-    switch (cpu_isa()) {
-#if TORCHTPU_HAS_AVX512_PATH
-      case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<PhaseFillBody, const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t>;
+#if TORCHTPU_HAS_VECTOR_PATH
+  static const auto fn = vector_entry<PhaseFillBody>(&phase_fill_scalar);
+#else
+  static const auto fn = &phase_fill_scalar;
 #endif
-#if TORCHTPU_HAS_AVX2_PATH
-      case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<PhaseFillBody, const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t>;
-#endif
-#if TORCHTPU_HAS_NEON_PATH
-      case CpuIsa::neon: return &TargetCall<HWY_NEON>::template run<PhaseFillBody, const Window2dArgs&, const PhaseBlocks&, float*, int64_t, int64_t>;
-#endif
-      default: return &phase_fill_scalar;
-    }
-  }();
   if (a.planes <= 0) return;
   parallel_chunks(a.planes, chunks_for(a.planes * a.H * a.W, int64_t(1) << 15), 1,
                   [&](int64_t p0, int64_t p1) { fn(a, b, dst, p0, p1); });

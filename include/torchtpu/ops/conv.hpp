@@ -246,6 +246,21 @@ OperandList<TensorMeta> conv_metas(std::span<const Tensor<T>> in) {
   return OperandList<TensorMeta>(in, [](const Tensor<T>& t) { return TensorMeta{dtype_of<T>(), t.sizes(), Device{}, true}; });
 }
 
+/// Bias and `ep` over output channels [r0, r1) of `dest` ([OCg, ...]), 32 channels at a time,
+/// the product read from `src(t, rows)` (channels [t, t + rows), dest's shape); `bias` is
+/// [OCg, 1...] or null.
+template <class Ep, class Src>
+void conv_epilogue_rows(const Tensor<float>& dest, const Tensor<float>* bias, const Ep& ep, int64_t r0, int64_t r1,
+                        const Src& src) {
+  for (int64_t t = r0; t < r1; t += 32) {
+    const int64_t rows = std::min<int64_t>(32, r1 - t);
+    const Tensor<float> s = src(t, rows);
+    const Tensor<float> d = dest.narrow(0, t, rows);
+    if (bias) ep(d, torchtpu::add(s, bias->narrow(0, t, rows)));
+    else ep(d, s);
+  }
+}
+
 /// float32 1-D/2-D convolution (not transposed) on the engine's fast paths, `ep` fused into the
 /// GEMM's output pass (applied after the window kernel for depthwise ones). `out` is contiguous.
 template <class Ep>
@@ -371,13 +386,9 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
         a.b_ctx = &src;
         a.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
           const EpiF& e = *static_cast<const EpiF*>(ctx);
-          for (int64_t t = r0; t < r1; t += 32) {
-            const int64_t rows = std::min<int64_t>(32, r1 - t);
-            const FloatTensor s = e.cflat->narrow(0, t, rows).view(Dims{rows, e.OH, e.wq}).narrow(2, 0, e.OW);
-            const FloatTensor d = e.dest->narrow(0, t, rows);
-            if (e.bias) (*e.ep)(d, torchtpu::add(s, e.bias->narrow(0, t, rows)));
-            else (*e.ep)(d, s);
-          }
+          conv_epilogue_rows(*e.dest, e.bias, *e.ep, r0, r1, [&e](int64_t t, int64_t rows) {
+            return e.cflat->narrow(0, t, rows).view(Dims{rows, e.OH, e.wq}).narrow(2, 0, e.OW);
+          });
         };
         a.epilogue_ctx = &epi;
         torchtpu::detail::sgemm_f32(a);
@@ -456,12 +467,8 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
         if (b || !is_store_epilogue<Ep>) {
           a.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
             const Epi& e = *static_cast<const Epi*>(ctx);
-            for (int64_t t = r0; t < r1; t += 32) {
-              const int64_t rows = std::min<int64_t>(32, r1 - t);
-              const FloatTensor d = e.dest->narrow(0, t, rows);
-              if (e.bias) (*e.ep)(d, torchtpu::add(d, e.bias->narrow(0, t, rows)));
-              else (*e.ep)(d, d);
-            }
+            conv_epilogue_rows(*e.dest, e.bias, *e.ep, r0, r1,
+                               [&e](int64_t t, int64_t rows) { return e.dest->narrow(0, t, rows); });
           };
           a.epilogue_ctx = &epi;
         }

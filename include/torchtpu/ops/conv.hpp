@@ -246,6 +246,21 @@ OperandList<TensorMeta> conv_metas(std::span<const Tensor<T>> in) {
   return OperandList<TensorMeta>(in, [](const Tensor<T>& t) { return TensorMeta{dtype_of<T>(), t.sizes(), Device{}, true}; });
 }
 
+/// The GEMM `c[m, n] (ldc apart) = w[m, K] (rows K apart) · B` of a convolution's group,
+/// B's panels written by `pack(ctx, ...)` (im2col or the flat phase blocks); the epilogue left
+/// to the caller.
+inline torchtpu::detail::SgemmArgs conv_weight_gemm(int64_t m, int64_t n, int64_t K, const float* w, float* c,
+                                                   int64_t ldc, decltype(torchtpu::detail::SgemmArgs::pack_b_from) pack,
+                                                   const void* ctx) {
+  torchtpu::detail::SgemmArgs a;
+  a.m = m; a.n = n; a.k = K;
+  a.a = w; a.sam = K; a.sak = 1;
+  a.c = c; a.ldc = ldc;
+  a.pack_b_from = pack;
+  a.b_ctx = ctx;
+  return a;
+}
+
 /// Bias and `ep` over output channels [r0, r1) of `dest` ([OCg, ...]), 32 channels at a time,
 /// the product read from `src(t, rows)` (channels [t, t + rows), dest's shape); `bias` is
 /// [OCg, 1...] or null.
@@ -316,12 +331,8 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
       for (int64_t gi = 0; gi < groups; ++gi) {
         const torchtpu::detail::Im2colArgs src{xp + (n0 * C + gi * Cg) * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw,
                                                OW, cnt * L, L, C * H * W};
-        torchtpu::detail::SgemmArgs a;
-        a.m = OCg; a.n = cnt * L; a.k = K;
-        a.a = wc.data_ptr() + gi * OCg * K; a.sam = K; a.sak = 1;
-        a.c = buf.data_ptr(); a.ldc = nb * L;
-        a.pack_b_from = &torchtpu::detail::im2col_pack_b;
-        a.b_ctx = &src;
+        const torchtpu::detail::SgemmArgs a = conv_weight_gemm(OCg, cnt * L, K, wc.data_ptr() + gi * OCg * K, buf.data_ptr(),
+                                                               nb * L, &torchtpu::detail::im2col_pack_b, &src);
         torchtpu::detail::sgemm_f32(a);
         for (int64_t i = 0; i < cnt; ++i) {
           const FloatTensor dest = out4.select(0, n0 + i).narrow(0, gi * OCg, OCg).view(Dims{OCg, L});
@@ -378,12 +389,8 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
         const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg);
         const FloatTensor bg = b ? bias2.narrow(0, gi * OCg, OCg).view(Dims{OCg, 1, 1}) : FloatTensor();
         EpiF epi{&dest, &cflat, b ? &bg : nullptr, &ep, OH, OW, pb.wq};
-        torchtpu::detail::SgemmArgs a;
-        a.m = OCg; a.n = Q; a.k = K;
-        a.a = wc.data_ptr() + gi * OCg * K; a.sam = K; a.sak = 1;
-        a.c = cflat.data_ptr(); a.ldc = Q;
-        a.pack_b_from = &torchtpu::detail::flat_conv_pack_b;
-        a.b_ctx = &src;
+        torchtpu::detail::SgemmArgs a = conv_weight_gemm(OCg, Q, K, wc.data_ptr() + gi * OCg * K, cflat.data_ptr(), Q,
+                                                         &torchtpu::detail::flat_conv_pack_b, &src);
         a.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
           const EpiF& e = *static_cast<const EpiF*>(ctx);
           conv_epilogue_rows(*e.dest, e.bias, *e.ep, r0, r1, [&e](int64_t t, int64_t rows) {
@@ -458,12 +465,8 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
         const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg).view(Dims{OCg, L});
         const FloatTensor bg = b ? bias2.narrow(0, gi * OCg, OCg) : FloatTensor();
         Epi epi{&dest, b ? &bg : nullptr, &ep};
-        torchtpu::detail::SgemmArgs a;
-        a.m = OCg; a.n = L; a.k = K;
-        a.a = wc.data_ptr() + gi * OCg * K; a.sam = K; a.sak = 1;
-        a.c = dest.data_ptr(); a.ldc = L;
-        a.pack_b_from = &torchtpu::detail::im2col_pack_b;
-        a.b_ctx = &src;
+        torchtpu::detail::SgemmArgs a = conv_weight_gemm(OCg, L, K, wc.data_ptr() + gi * OCg * K, dest.data_ptr(), L,
+                                                         &torchtpu::detail::im2col_pack_b, &src);
         if (b || !is_store_epilogue<Ep>) {
           a.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
             const Epi& e = *static_cast<const Epi*>(ctx);

@@ -231,12 +231,14 @@ def time_torchtpu(runner, paths, threads, iters):
     lat = re.search(r"^latency torchtpu.*p50 ([0-9.]+) ms, p99 ([0-9.]+) ms.*?(?:([0-9.]+) cores busy)?$", p.stdout, re.M)
     ref = re.search(r"^reference: max abs diff (\S+), max rel diff (\S+)", p.stdout, re.M)
     heap = re.search(r"^heap per forward: (\d+) allocations.*peak ([0-9.]+) MiB", p.stdout, re.M)
+    later = re.search(r"^heap per forward, the next two: (\d+), (\d+) allocations", p.stdout, re.M)
     if not lat:
         tail = (p.stderr or p.stdout).strip().splitlines()
         return {"error": tail[-1][:300] if tail else "rc %d" % p.returncode}
     return {"p50": float(lat.group(1)), "p99": float(lat.group(2)), "rel": float(ref.group(2)) if ref else None,
             "cores": float(lat.group(3)) if lat.group(3) else None,
-            "allocs": int(heap.group(1)) if heap else None, "peak_mib": float(heap.group(2)) if heap else None}
+            "allocs": ", ".join([heap.group(1)] + ([later.group(1), later.group(2)] if later else [])) if heap else None,
+            "peak_mib": float(heap.group(2)) if heap else None}
 
 
 # ---- the report ---------------------------------------------------------------------------
@@ -263,9 +265,11 @@ def write_report(out, rows, args, versions):
              "for the OpenBLAS that Debian's libtorch calls in matmul and linear layers, `openblas_set_num_threads`",
              "(without it OpenBLAS ran on every core). `cores` is the most cores each candidate kept busy over its",
              "timed calls in any round (process CPU time / wall time; torchtpu / libtorch / ORT). ONNX Runtime the `torch.onnx.export` of the eager model (opset 17) with",
-             "every graph optimization and `intra_op_num_threads` = the thread count. `allocs / peak` is one",
-             "torchtpu forward after the warm-up: heap blocks allocated (malloc, aligned_alloc, operator new, ...)",
-             "and the heap's peak above its level before the call (MiB), counted by torchtpu-run.", "",
+             "every graph optimization and `intra_op_num_threads` = the thread count. `allocs / peak` is three",
+             "torchtpu forwards after the warm-up: heap blocks allocated in each (malloc, aligned_alloc, operator new, ...;",
+             "the first two allocate the result's three blocks anew: torchtpu-run holds the earlier results, as a",
+             "caller's loop does) and the heap's peak in the first above its level before the call (MiB), counted by",
+             "torchtpu-run.", "",
              "| model | batch | threads | torchtpu p50 / p99 | libtorch p50 / p99 | ORT p50 / p99 | vs libtorch | vs ORT | rel torchtpu | rel ORT | allocs / peak MiB | cores |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -274,7 +278,7 @@ def write_report(out, rows, args, versions):
             return "%s / %s" % (fmt(c.get("p50")), fmt(c.get("p99"))) if "p50" in c else "error: " + c.get("error", "?")
         vl = l["p50"] / t["p50"] if "p50" in t and "p50" in l else None
         vo = o["p50"] / t["p50"] if "p50" in t and "p50" in o else None
-        heap = "%d / %.1f" % (t["allocs"], t["peak_mib"]) if t.get("allocs") is not None else "—"
+        heap = "%s / %.1f" % (t["allocs"], t["peak_mib"]) if t.get("allocs") is not None else "—"
         cores = " / ".join(fmt(c.get("cores"), 1) for c in (t, l, o))
         lines.append("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["model"], r["batch"], r["threads"], cell(t), cell(l), cell(o), fmt(vl), fmt(vo),

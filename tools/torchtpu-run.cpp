@@ -488,8 +488,10 @@ int run(const Options& o) {
       (void)forward();
       std::printf("heap per forward: %ld allocations, peak %.2f MiB above the level before it\n",
                   heap::blocks.load() - n0, double(heap::peak.load() - live0) / (1024.0 * 1024.0));
-      // the two passes after it: whether the count keeps falling (the graph's block pool meets
-      // a block size first needed in the second pass; a worker's GEMM workspace grows once)
+      // the two passes after it: the steady state. The graph's block pool takes the blocks of the
+      // previous pass (core/storage.hpp), but this process still holds earlier results (the
+      // checked output, and the last result until the next replaces it): the first two passes
+      // allocate their result's blocks (data, storage record, reference count) anew
       long later[2];
       for (long& n : later) {
         const long b0 = heap::blocks.load();

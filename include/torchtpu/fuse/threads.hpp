@@ -334,12 +334,12 @@ void parallel_chunks(int64_t n, int64_t nchunks, int64_t align, F&& f) {
 }
 
 /// A per-thread scratch buffer of at least `n` elements that only grows, so repeated calls
-/// do not allocate after the first. `slot` (0-4) separates buffers in use at the same time:
+/// do not allocate after the first. `slot` (0-5) separates buffers in use at the same time:
 /// 0 the scalar GEMM's panel, 1 the engine's reduction rows, 2 and 3 the f32 GEMM's packed B
-/// and A, 4 the depthwise kernel's padded plane.
+/// and A, 4 the depthwise kernel's padded plane, 5 attention's score block and row state.
 template <class T>
 T* workspace(size_t n, int slot) {
-  thread_local std::vector<T> buf[5];
+  thread_local std::vector<T> buf[6];
   auto& b = buf[slot];
   if (b.size() < n) b.resize(n);
   return b.data();

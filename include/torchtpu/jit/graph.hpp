@@ -184,7 +184,7 @@ class Graph {
     }
     for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
       exec(p.nodes[ni], slots, mode, frame->scratch);
-      for (int s : p.frees[ni]) slots[size_t(s)] = Value();
+      for (int s : p.frees[ni]) slots[size_t(s)].reset();  // a list's room kept for the next pass
     }
     outputs.resize(outputs_.size());
     for (size_t k = 0; k < outputs_.size(); ++k) outputs[k] = slots[size_t(outputs_[k])];
@@ -265,7 +265,7 @@ class Graph {
       }
       ~Lease() {
         for (size_t s = 0; s < frame_->slots.size(); ++s)
-          if (!is_constant_[s]) frame_->slots[s] = Value();
+          if (!is_constant_[s]) frame_->slots[s].reset();  // a list slot keeps its room
         frame_->scratch.in.clear();
         frame_->scratch.out.clear();
         const std::lock_guard<std::mutex> lock(f_.mu);
@@ -365,7 +365,7 @@ class Graph {
         return;
       }
       for (const Node& m : n.region->members) exec(m, slots, mode, scratch);
-      for (int s : n.region->intermediates) slots[size_t(s)] = Value();
+      for (int s : n.region->intermediates) slots[size_t(s)].reset();
       return;
     }
     std::vector<const Value*>& in = scratch.in;
@@ -374,6 +374,8 @@ class Graph {
     std::vector<Value>& out = scratch.out;
     out.clear();
     out.resize(n.outputs.size());
+    // a list this node wrote in an earlier pass left its room in the slot: the new list reuses it
+    for (size_t i = 0; i < out.size(); ++i) out[i].take_list_room(slots[size_t(n.outputs[i])]);
     OpContext ctx{in, out, n.epilogue, n.state.get()};
     try {
       n.op->kernel(ctx);

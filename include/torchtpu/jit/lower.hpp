@@ -723,7 +723,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
       sh::Value x = c.dev(0);
       const size_t d = size_t(wrap_dim(c.in.size() > 2 ? c.host(2, "chunk").to_int() : 0, int(x.dims.size()), "aten::chunk"));
       const Dims shape(x.dims.begin(), x.dims.end());
-      pieces(c, x, d, ops::detail::chunk_pieces(x.dims[d], c.host(1, "chunk").to_int(), "aten::chunk", shape), false);
+      pieces(c, x, d, ops::detail::chunk_pieces(x.dims[d], c.host(1, "chunk").to_int(), "aten::chunk", shape).list(), false);
     };
     for (const char* id : {"aten::split", "aten::split_with_sizes"})
       r[id] = [pieces, id](LowerContext& c) {
@@ -732,7 +732,7 @@ inline const std::map<std::string, GraphLowering>& builtin_lowerings() {
         const Dims shape(x.dims.begin(), x.dims.end());
         const Value& size = c.host(1, id);
         pieces(c, x, d,
-               size.is_int() ? ops::detail::split_pieces(x.dims[d], size.to_int(), id, shape)
+               size.is_int() ? ops::detail::split_pieces(x.dims[d], size.to_int(), id, shape).list()
                              : ops::detail::split_with_sizes_pieces(x.dims[d], size.to_ints(id), id, shape),
                false);
       };

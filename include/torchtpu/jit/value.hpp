@@ -64,6 +64,34 @@ class Value {
   /// A list of float32 tensors.
   Value(const std::vector<FloatTensor>& l) : kind_(Kind::TensorList), ts_(l.begin(), l.end()) {}  // NOLINT
 
+  /// Makes this value None. Keeps the room of a tensor list it held, so a list written into it
+  /// again (`reset_tensor_list`) allocates nothing: a model's list-building nodes (cat's operand
+  /// list, chunk's views) run without heap traffic from the second forward pass on.
+  void reset() noexcept {
+    kind_ = Kind::None;
+    s_.clear();
+    ints_.clear();
+    ints_inline_ = false;
+    doubles_.clear();
+    t_ = AnyTensor();
+    ts_.clear();
+  }
+  /// Makes this value an empty tensor list and returns the list to fill (its room kept from
+  /// before, see `reset`).
+  std::vector<AnyTensor>& reset_tensor_list() noexcept {
+    reset();
+    kind_ = Kind::TensorList;
+    return ts_;
+  }
+  /// Moves the room of `from`'s tensor list (what it held is dropped) into this value's, which
+  /// must be None (jit::Graph: a node's output slot lends its room to the node's result).
+  void take_list_room(Value& from) noexcept {
+    if (from.ts_.capacity() == 0) return;
+    from.ts_.clear();
+    ts_.clear();
+    ts_.swap(from.ts_);
+  }
+
   /// What the value holds.
   Kind kind() const noexcept { return kind_; }
   /// True for None.

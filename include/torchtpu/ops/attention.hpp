@@ -57,21 +57,22 @@ inline Dims broadcast_strides(const Dims& target, const Dims& sizes, const Dims&
 /// The element offset of each batch matrix of an operand read with `bstrides` (its broadcast
 /// strides over the batch dims `batch`, see broadcast_strides); the last batch dim's index is
 /// divided by `group` (grouped-query attention: query head h reads key head h / group).
-inline std::vector<int64_t> batch_offsets(const Dims& batch, const Dims& bstrides, int64_t group) {
-  const int nb = batch.size();
-  const int64_t total = numel(batch);
-  std::vector<int64_t> off(static_cast<size_t>(total), 0);
-  for (int64_t t = 0; t < total; ++t) {
+/// Computed per matrix (a few integer divisions), so a call allocates no offset table.
+struct BatchOffsets {
+  Dims batch;       ///< the result's batch dims
+  Dims bstrides;    ///< the operand's strides over them (0 where broadcast)
+  int64_t group = 1;  ///< query heads per key head
+  /// The offset of batch matrix `t` (row-major over `batch`).
+  int64_t operator()(int64_t t) const noexcept {
     int64_t rem = t, o = 0;
-    for (int d = nb - 1; d >= 0; --d) {
+    for (int d = batch.size() - 1; d >= 0; --d) {
       const int64_t i = rem % batch[d];
       rem /= batch[d];
-      o += (d == nb - 1 ? i / group : i) * bstrides[d];
+      o += (d == batch.size() - 1 ? i / group : i) * bstrides[d];
     }
-    off[static_cast<size_t>(t)] = o;
+    return o;
   }
-  return off;
-}
+};
 
 /// `e^(row[j] - m)` written back over `row[0, n)`, their sum in `*sum` (scalar form).
 inline void sdpa_exp_scalar(float* row, int64_t n, float m, float* sum) {
@@ -168,17 +169,17 @@ void sdpa_cpu(const SdpaShape& sh, const Tensor<Acc>& q, const Tensor<Acc>& k, c
   if (nb == 0 || L == 0 || Ev == 0) return;
   Dims bq = sh.batch, bk = sh.batch;
   const auto strip = [](const Dims& full) { return Dims(full.begin(), full.end() - 2); };
-  const std::vector<int64_t> qoff = batch_offsets(sh.batch, broadcast_strides(bq, strip(q.sizes()), strip(q.strides())), 1);
-  const std::vector<int64_t> koff = batch_offsets(sh.batch, broadcast_strides(bk, strip(k.sizes()), strip(k.strides())), sh.group);
-  const std::vector<int64_t> voff = batch_offsets(sh.batch, broadcast_strides(bk, strip(v.sizes()), strip(v.strides())), sh.group);
-  std::vector<int64_t> boff;
+  const BatchOffsets qoff{sh.batch, broadcast_strides(bq, strip(q.sizes()), strip(q.strides())), 1};
+  const BatchOffsets koff{sh.batch, broadcast_strides(bk, strip(k.sizes()), strip(k.strides())), sh.group};
+  const BatchOffsets voff{sh.batch, broadcast_strides(bk, strip(v.sizes()), strip(v.strides())), sh.group};
+  BatchOffsets boff;
   int64_t bsl = 0, bss = 0;
   if (bias.defined()) {
     Dims full = sh.batch;
     full.push_back(L);
     full.push_back(S);
     const Dims bs = broadcast_strides(full, bias.sizes(), bias.strides());
-    boff = batch_offsets(sh.batch, Dims(bs.begin(), bs.end() - 2), 1);
+    boff = BatchOffsets{sh.batch, Dims(bs.begin(), bs.end() - 2), 1};
     bsl = bs[full.size() - 2];
     bss = bs[full.size() - 1];
   }
@@ -193,23 +194,26 @@ void sdpa_cpu(const SdpaShape& sh, const Tensor<Acc>& q, const Tensor<Acc>& k, c
   T* op0 = out.data_ptr();
   const int64_t chunks = std::min(units, torchtpu::detail::chunks_for(nb * L * std::max<int64_t>(S, 1) * (E + Ev + 8), int64_t(1) << 20));
   torchtpu::detail::parallel_chunks(units, chunks, 1, [&](int64_t u0, int64_t u1) {
-    std::vector<Acc> s(static_cast<size_t>(LB * SB)), acc(static_cast<size_t>(LB * Ev)), pv(static_cast<size_t>(LB * Ev)),
-        m(static_cast<size_t>(LB)), l(static_cast<size_t>(LB));
+    // the score block, the running output and p · v, the row maxima and sums: this thread's
+    // workspace (slot 5), so a call allocates nothing after the first
+    Acc* const s = torchtpu::detail::workspace<Acc>(size_t(LB * SB + 2 * LB * Ev + 2 * LB), 5);
+    const std::span<Acc> acc(s + LB * SB, size_t(LB * Ev)), pv(acc.data() + LB * Ev, size_t(LB * Ev)),
+        m(pv.data() + LB * Ev, size_t(LB)), l(m.data() + LB, size_t(LB));
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t t = u / nrb, r0 = (u % nrb) * LB, lb = std::min(LB, L - r0);
-      const Acc* qp = qp0 + qoff[size_t(t)] + r0 * E;
-      const Acc* kp = kp0 + koff[size_t(t)];
-      const Acc* vp = vp0 + voff[size_t(t)];
-      const Acc* bp = bp0 ? bp0 + boff[size_t(t)] : nullptr;
+      const Acc* qp = qp0 + qoff(t) + r0 * E;
+      const Acc* kp = kp0 + koff(t);
+      const Acc* vp = vp0 + voff(t);
+      const Acc* bp = bp0 ? bp0 + boff(t) : nullptr;
       std::fill(acc.begin(), acc.end(), Acc(0));
       std::fill(m.begin(), m.end(), ninf);
       std::fill(l.begin(), l.end(), Acc(0));
       const int64_t s_end = causal ? std::min(S, r0 + lb) : S;  // row i sees keys j <= i
       for (int64_t s0 = 0; s0 < s_end; s0 += SB) {
         const int64_t sb = std::min(SB, s_end - s0);
-        sdpa_gemm<Acc>(lb, sb, E, qp, E, 1, kp + s0 * E, 1, E, s.data(), SB);  // q · k^T
+        sdpa_gemm<Acc>(lb, sb, E, qp, E, 1, kp + s0 * E, 1, E, s, SB);  // q · k^T
         for (int64_t i = 0; i < lb; ++i) {
-          Acc* row = s.data() + i * SB;
+          Acc* row = s + i * SB;
           const int64_t gi = r0 + i;
           Acc mx = ninf;
           for (int64_t j = 0; j < sb; ++j) {
@@ -232,7 +236,7 @@ void sdpa_cpu(const SdpaShape& sh, const Tensor<Acc>& q, const Tensor<Acc>& k, c
           if (alpha != Acc(1))
             for (int64_t e = 0; e < Ev; ++e) acc[size_t(i * Ev + e)] *= alpha;
         }
-        sdpa_gemm<Acc>(lb, Ev, sb, s.data(), SB, 1, vp + s0 * Ev, Ev, 1, pv.data(), Ev);  // p · v
+        sdpa_gemm<Acc>(lb, Ev, sb, s, SB, 1, vp + s0 * Ev, Ev, 1, pv.data(), Ev);  // p · v
         for (int64_t i = 0; i < lb * Ev; ++i) acc[size_t(i)] += pv[size_t(i)];
       }
       T* o = op0 + (t * L + r0) * Ev;
@@ -317,41 +321,41 @@ struct ScaledDotProductAttentionOp {
   }
   /// The checked problem shape. **Errors:** see the struct.
   static detail::SdpaShape shape(std::span<const TensorMeta> in, const Args& a) {
-    const std::string ops = " (operands " + describe(in) + ")";
+    const auto ops = [&] { return " (operands " + describe(in) + ")"; };  // built only for an error
     const size_t want = a.has_mask ? 4 : 3;
     bool ok = in.size() == want;
     for (const TensorMeta& m : in) ok = ok && m.defined;
     if (!ok)
       throw ValueError(std::string(aten) + ": expected query, key, value" + (a.has_mask ? " and attn_mask" : "") +
-                       " (an absent mask is left out)" + ops);
+                       " (an absent mask is left out)" + ops());
     const TensorMeta &q = in[0], &k = in[1], &v = in[2];
     if (!is_floating(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
-      throw TypeError(std::string(aten) + ": expected query, key and value of one floating point dtype" + ops);
+      throw TypeError(std::string(aten) + ": expected query, key and value of one floating point dtype" + ops());
     if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
-      throw ShapeError(std::string(aten) + ": expected query, key and value of at least 2 dims [..., L, E]" + ops);
+      throw ShapeError(std::string(aten) + ": expected query, key and value of at least 2 dims [..., L, E]" + ops());
     detail::SdpaShape s;
     s.L = q.sizes[q.dim() - 2];
     s.E = q.sizes[q.dim() - 1];
     s.S = k.sizes[k.dim() - 2];
     s.Ev = v.sizes[v.dim() - 1];
     if (k.sizes[k.dim() - 1] != s.E)
-      throw ShapeError(std::string(aten) + ": expected key's last dim to equal query's (E = " + std::to_string(s.E) + ")" + ops);
+      throw ShapeError(std::string(aten) + ": expected key's last dim to equal query's (E = " + std::to_string(s.E) + ")" + ops());
     if (v.sizes[v.dim() - 2] != s.S)
-      throw ShapeError(std::string(aten) + ": expected value's dim -2 to equal key's (S = " + std::to_string(s.S) + ")" + ops);
+      throw ShapeError(std::string(aten) + ": expected value's dim -2 to equal key's (S = " + std::to_string(s.S) + ")" + ops());
     if (a.dropout_p != 0.0)
       throw ValueError(std::string(aten) + ": dropout_p=" + std::to_string(a.dropout_p) +
-                       " is not supported (dropout is random and not computed; pass 0, as a model in eval mode does)" + ops);
+                       " is not supported (dropout is random and not computed; pass 0, as a model in eval mode does)" + ops());
     if (a.is_causal && a.has_mask)
-      throw ValueError(std::string(aten) + ": an explicit attn_mask must not be set when is_causal=True" + ops);
+      throw ValueError(std::string(aten) + ": an explicit attn_mask must not be set when is_causal=True" + ops());
     Dims qb(q.sizes.begin(), q.sizes.end() - 2), kb(k.sizes.begin(), k.sizes.end() - 2),
         vb(v.sizes.begin(), v.sizes.end() - 2);
     if (gqa(in, a)) {
       if (v.dim() < 3 || v.sizes[v.dim() - 3] != k.sizes[k.dim() - 3])
-        throw ValueError(std::string(aten) + ": enable_gqa: expected key and value with the same number of heads (dim -3)" + ops);
+        throw ValueError(std::string(aten) + ": enable_gqa: expected key and value with the same number of heads (dim -3)" + ops());
       const int64_t hq = q.sizes[q.dim() - 3], hk = k.sizes[k.dim() - 3];
       if (hk == 0 || hq % hk != 0)
         throw ValueError(std::string(aten) + ": enable_gqa: the query's " + std::to_string(hq) +
-                         " heads (dim -3) must be a multiple of the key's " + std::to_string(hk) + ops);
+                         " heads (dim -3) must be a multiple of the key's " + std::to_string(hk) + ops());
       s.group = hq / hk;
       kb[kb.size() - 1] = hq;
       vb[vb.size() - 1] = hq;
@@ -359,18 +363,18 @@ struct ScaledDotProductAttentionOp {
     try {
       s.batch = broadcast_shapes(broadcast_shapes(qb, kb, aten), vb, aten);
     } catch (const ShapeError& e) {
-      throw ShapeError(std::string(e.what()) + ": the batch dims of query, key and value must broadcast" + ops);
+      throw ShapeError(std::string(e.what()) + ": the batch dims of query, key and value must broadcast" + ops());
     }
     if (a.has_mask) {
       const TensorMeta& mk = in[3];
       if (mk.dtype != ScalarType::Bool && mk.dtype != q.dtype)
-        throw TypeError(std::string(aten) + ": expected attn_mask of dtype bool or the query's dtype" + ops);
+        throw TypeError(std::string(aten) + ": expected attn_mask of dtype bool or the query's dtype" + ops());
       Dims full = s.batch;
       full.push_back(s.L);
       full.push_back(s.S);
       if (!broadcastable_to(mk.sizes, full))
         throw ShapeError(std::string(aten) + ": attn_mask " + to_string(mk.sizes) + " does not broadcast to the scores " +
-                         to_string(full) + ops);
+                         to_string(full) + ops());
     }
     return s;
   }
@@ -388,9 +392,8 @@ struct ScaledDotProductAttentionOp {
   template <element T>
   static void cpu(std::span<const AnyTensor> in, const Args& a, Tensor<T>& out) {
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    std::vector<TensorMeta> metas;
-    for (const AnyTensor& t : in) metas.push_back(TensorMeta::of(t));
-    const detail::SdpaShape s = shape(metas, a);
+    const auto metas = detail::metas_of(in);
+    const detail::SdpaShape s = shape(std::span<const TensorMeta>(metas.begin(), metas.size()), a);
     const Tensor<Acc> q = detail::as_dtype<Acc>(in[0]).contiguous(), k = detail::as_dtype<Acc>(in[1]).contiguous(),
                       v = detail::as_dtype<Acc>(in[2]).contiguous();
     Tensor<Acc> bias;
@@ -492,12 +495,15 @@ namespace detail {
 template <class R>
 auto sdpa_call(const AnyTensor& q, const AnyTensor& k, const AnyTensor& v, const AnyTensor& mask, double dropout_p,
                bool is_causal, std::optional<double> scale, bool enable_gqa) {
-  std::vector<AnyTensor> in{q, k, v};
+  OperandList<AnyTensor, 4> in;  // on the stack
+  in.push_back(q);
+  in.push_back(k);
+  in.push_back(v);
   if (mask.defined()) in.push_back(mask);
   const ScaledDotProductAttentionOp::Args a{mask.defined(), dropout_p, is_causal, scale.has_value(), scale.value_or(0.0),
                                             enable_gqa};
-  if constexpr (std::is_void_v<R>) return call<ScaledDotProductAttentionOp>(in, a);
-  else return call_mixed<ScaledDotProductAttentionOp, R>(in, a);
+  if constexpr (std::is_void_v<R>) return call<ScaledDotProductAttentionOp>(in.span(), a);
+  else return call_mixed<ScaledDotProductAttentionOp, R>(in.span(), a);
 }
 }  // namespace detail
 

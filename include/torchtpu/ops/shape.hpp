@@ -43,17 +43,54 @@ struct Piece {
   int64_t length = 0;  ///< number of indices
 };
 
+/// Pieces of one length `step` over a dim of `n` (the last one shorter), `count` of them:
+/// split's and chunk's rule, computed per piece (a forward pass allocates no list for them).
+struct EvenPieces {
+  int64_t n = 0;      ///< the dim's size
+  int64_t step = 0;   ///< each piece's length (the last one: what is left)
+  int64_t count = 0;  ///< number of pieces
+  /// Number of pieces.
+  size_t size() const noexcept { return size_t(count); }
+  /// Piece `i` (< count): from min(i·step, n), of length min(step, what is left).
+  Piece operator[](size_t i) const noexcept {
+    const int64_t s = std::min(int64_t(i) * step, n);
+    return Piece{s, std::min(step, n - s)};
+  }
+  /// Iterates the pieces in order.
+  struct iterator {
+    const EvenPieces* r;  ///< the pieces
+    size_t i;             ///< the current one
+    /// The current piece.
+    Piece operator*() const noexcept { return (*r)[i]; }
+    /// The next piece.
+    iterator& operator++() noexcept {
+      ++i;
+      return *this;
+    }
+    /// Equal at the same position.
+    bool operator==(const iterator& o) const noexcept { return i == o.i; }
+  };
+  /// The first piece.
+  iterator begin() const noexcept { return {this, 0}; }
+  /// Past the last piece.
+  iterator end() const noexcept { return {this, size()}; }
+  /// The pieces as a list.
+  std::vector<Piece> list() const {
+    std::vector<Piece> r;
+    for (const Piece p : *this) r.push_back(p);
+    return r;
+  }
+};
+
 /// torch.split with an int: pieces of `size` (the last one smaller); one empty piece when
 /// `n` is 0 (torch returns the tensor itself). **Errors:** ValueError naming `op` and `shape`
 /// when `size` is negative, or 0 for a non-empty dim.
-inline std::vector<Piece> split_pieces(int64_t n, int64_t size, std::string_view op, const Dims& shape) {
+inline EvenPieces split_pieces(int64_t n, int64_t size, std::string_view op, const Dims& shape) {
   if (size < 0 || (size == 0 && n > 0))
     throw ValueError(std::string(op) + ": split_size must be positive for a dim of size " + std::to_string(n) +
                      ", got " + std::to_string(size) + " (self " + to_string(shape) + ")");
-  std::vector<Piece> r;
-  if (n == 0) return {Piece{0, 0}};
-  for (int64_t s = 0; s < n; s += size) r.push_back(Piece{s, std::min(size, n - s)});
-  return r;
+  if (n == 0) return EvenPieces{0, 0, 1};
+  return EvenPieces{n, size, n / size + (n % size != 0)};
 }
 
 /// torch.split with a list (split_with_sizes): consecutive pieces of `sizes`. **Errors:**
@@ -78,24 +115,30 @@ inline std::vector<Piece> split_with_sizes_pieces(int64_t n, const std::vector<i
 /// torch.chunk: pieces of ceil(n / chunks) (fewer than `chunks` when they do not divide
 /// evenly; `chunks` empty pieces when `n` is 0, as torch). **Errors:** ValueError naming `op`
 /// for `chunks` < 1.
-inline std::vector<Piece> chunk_pieces(int64_t n, int64_t chunks, std::string_view op, const Dims& shape) {
+inline EvenPieces chunk_pieces(int64_t n, int64_t chunks, std::string_view op, const Dims& shape) {
   if (chunks <= 0)
     throw ValueError(std::string(op) + ": chunks must be positive, got " + std::to_string(chunks) + " (self " +
                      to_string(shape) + ")");
-  if (n == 0) return std::vector<Piece>(static_cast<size_t>(chunks), Piece{0, 0});
+  if (n == 0) return EvenPieces{0, 0, chunks};
   const int64_t step = n / chunks + (n % chunks != 0);  // ceil, no overflow
   return split_pieces(n, step, op, shape);
 }
 
-/// The views of `x` (a Tensor<T> or an AnyTensor) along dim `d` for `pieces`.
-template <class X>
-std::vector<X> narrow_pieces(const X& x, int d, const std::vector<Piece>& pieces) {
-  std::vector<X> r;
-  r.reserve(pieces.size());
-  for (const Piece& p : pieces) {
+/// The views of `x` (a Tensor<T> or an AnyTensor) along dim `d` for `pieces` (a list of
+/// Piece, or EvenPieces), appended to `r`.
+template <class X, class Pieces>
+void narrow_pieces_into(const X& x, int d, const Pieces& pieces, std::vector<X>& r) {
+  r.reserve(r.size() + pieces.size());
+  for (const Piece p : pieces) {
     if constexpr (std::is_same_v<X, AnyTensor>) r.push_back(x.visit([&](const auto& t) { return AnyTensor(t.narrow(d, p.start, p.length)); }));
     else r.push_back(x.narrow(d, p.start, p.length));
   }
+}
+/// The views of `x` along dim `d` for `pieces`, as a new list.
+template <class X, class Pieces>
+std::vector<X> narrow_pieces(const X& x, int d, const Pieces& pieces) {
+  std::vector<X> r;
+  narrow_pieces_into(x, d, pieces, r);
   return r;
 }
 

@@ -373,7 +373,8 @@ TEST_CASE("every vector target's small-batch kernels match float64 and are split
 }
 
 TEST_CASE("every vector target's pooling and depthwise kernels match the plain loops and float64", "[fuse][isa][window]") {
-  // Geometries: strides 1 and 2 (vector paths) and 3 (plain loops), padding, dilation, windows
+  // Geometries: strides 1 and 2 (every vector path) and 3 (plain loops for average pooling),
+  // padding, dilation, windows
   // wider than a vector's worth of border, planes narrower than one vector, ceil_mode-like
   // output sizes (windows past the padded input), planes taller than one band of the depthwise
   // kernel, a window as large as the plane (one output).
@@ -383,7 +384,9 @@ TEST_CASE("every vector target's pooling and depthwise kernels match the plain l
                      {6, 45, 3, 3, 2, 2, 1, 1, 1, 1}, {14, 14, 7, 7, 1, 1, 3, 3, 1, 1}, {13, 35, 5, 5, 2, 2, 2, 2, 1, 1},
                      // planes the depthwise kernel splits into bands of rows (stride 1, 2, dilated)
                      {41, 150, 3, 3, 1, 1, 1, 1, 1, 1}, {37, 131, 3, 3, 2, 2, 1, 1, 1, 1}, {29, 90, 3, 3, 2, 2, 2, 2, 2, 2},
-                     {3, 3, 3, 3, 1, 1, 0, 0, 1, 1}};
+                     {3, 3, 3, 3, 1, 1, 0, 0, 1, 1},
+                     // squeezenet's ceil_mode pools (the last window clipped), one of them in bands
+                     {27, 27, 3, 3, 2, 2, 0, 0, 1, 1}, {111, 111, 3, 3, 2, 2, 0, 0, 1, 1}};
   const int64_t planes = 3;
   for (const G& g : geoms) {
     std::vector<float> x = lcg_values(size_t(planes * g.H * g.W), uint64_t(g.W * 7 + g.H));

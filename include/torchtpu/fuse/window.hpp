@@ -375,22 +375,29 @@ inline bool phase_used(const Window2dArgs& a, int64_t ri, int64_t rj) {
   return row && col;
 }
 
-/// Zeroes at least `n` floats from `d` by whole vectors (n may be 0): up to lanes - 1 floats
-/// past d + n are zeroed too (phase_fill writes each block row after the one before).
+/// Sets at least `n` floats from `d` to `v` by whole vectors (n may be 0): up to lanes - 1
+/// floats past d + n are set too (phase_fill writes each block row after the one before).
+template <class V>
+TORCHTPU_VEC void phase_set(float* d, int64_t n, V v) {
+  for (int64_t c = 0; c < n; c += V::lanes) vstore(d + c, v, V::lanes);
+}
+/// `phase_set` to zero.
 template <class V>
 TORCHTPU_VEC void phase_zero(float* d, int64_t n) {
-  for (int64_t c = 0; c < n; c += V::lanes) vstore(d + c, V::zero(), V::lanes);
+  phase_set<V>(d, n, V::zero());
 }
 
 /// Fills the phase blocks at `blk` (`sh · sw` blocks `b.block` floats apart, each at least
 /// (rows + b.extra) · b.wq + lanes floats) for output rows [oh0, oh0 + rows) of plane `xc`
-/// (H x W), as PhaseBlocks describes. Rows are written in order by whole vectors, each one's
-/// overrun (at most lanes - 1 floats) landing where a later store writes or in the block's
+/// (H x W), as PhaseBlocks describes, the padding as `pad` (0 for a convolution, -inf for max
+/// pooling, whose padded taps never win). Rows are written in order by whole vectors, each
+/// one's overrun (at most lanes - 1 floats) landing where a later store writes or in the block's
 /// slack: the only masked accesses are loads of an input row's last vector.
 template <class V>
 TORCHTPU_VEC void phase_fill(const Window2dArgs& a, const PhaseBlocks& b, const float* xc, int64_t oh0, int64_t rows,
-                             float* blk) {
+                             float* blk, float pad = 0.0f) {
   constexpr int L = V::lanes;
+  const V padv = V::set1(pad);
   const int64_t brows = rows + b.extra;
   for (int64_t ri = 0; ri < a.sh; ++ri)
     for (int64_t rj = 0; rj < a.sw; ++rj) {
@@ -404,28 +411,29 @@ TORCHTPU_VEC void phase_fill(const Window2dArgs& a, const PhaseBlocks& b, const 
         float* d = d0 + r * b.wq;
         const int64_t ih = (oh0 + r) * a.sh + ri - a.ph;
         if (ih < 0 || ih >= a.H) {
-          phase_zero<V>(d, b.wq);
+          phase_set<V>(d, b.wq, padv);
           continue;
         }
         const float* src = xc + ih * a.W + iw0;
-        phase_zero<V>(d, c0);
+        phase_set<V>(d, c0, padv);
         int64_t c = 0;
         if (a.sw == 1) {
           for (; c + L <= n; c += L) vstore(d + c0 + c, V::load(src + c), L);
-          if (c < n) vstore(d + c0 + c, V::load_n(src + c, n - c), L);  // zeros past the input row
+          if (c < n) vstore(d + c0 + c, select(V::first_n(int(n - c)), V::load_n(src + c, n - c), padv), L);  // pad past the row
         } else if (a.sw == 2) {
           // block column c0 + c reads src[2c]; the row has W - iw0 - 2c floats from there
           for (; c < n; c += L) {
             const int64_t avail = a.W - iw0 - 2 * c;
             const V lo = V::load_n(src + 2 * c, avail), hi = V::load_n(src + 2 * c + L, std::max<int64_t>(avail - L, 0));
-            vstore(d + c0 + c, vconcat_even(hi, lo), L);  // zeros past the input row
+            const V v = vconcat_even(hi, lo);
+            vstore(d + c0 + c, n - c < L ? select(V::first_n(int(n - c)), v, padv) : v, L);  // pad past the row
           }
         } else {
           for (; c < n; ++c) d[c0 + c] = src[c * a.sw];
         }
-        // zeros from c1 on, where the last vector's zero lanes did not reach
+        // pad from c1 on, where the last vector's pad lanes did not reach
         const int64_t z = c0 + (a.sw <= 2 ? (n + L - 1) / L * L : n);
-        if (z < b.wq) phase_zero<V>(d + z, b.wq - z);
+        if (z < b.wq) phase_set<V>(d + z, b.wq - z, padv);
       }
     }
 }
@@ -462,12 +470,35 @@ TORCHTPU_VEC void depthwise_vectors(const float* blk, const float* wk, const int
   for (int u = 0; u < U; ++u) vstore(o + u * L, acc[u], L);
 }
 
-/// Depthwise planes [p0, p1), any stride, dilation and padding: band by band, the input rows
-/// are copied into per-thread phase blocks (phase_fill; padding as zeros), every output of
-/// the band (borders included) is a chain of vector FMAs over contiguous loads, 8 vectors at a
-/// time (8 chains hide the FMA latency), into a per-thread buffer of wq-wide rows whose first
-/// OW columns are the output rows. Padding contributes x = 0 terms, as in torch's im2col and
-/// XLA's convolution.
+/// U consecutive max-pooling output vectors at `o` of a band whose first one's taps read `blk`
+/// + offs[k]: the window's maximum in window_value's order (rows, then columns; a NaN wins, the
+/// last one seen), so the values are bitwise the plain loops'.
+template <class V, int U>
+TORCHTPU_VEC void max_pool_vectors(const float* blk, const int64_t* offs, int64_t taps, float* o) {
+  constexpr int L = V::lanes;
+  V acc[U];
+#pragma GCC unroll 16
+  for (int u = 0; u < U; ++u) acc[u] = V::set1(-std::numeric_limits<float>::infinity());
+  for (int64_t k = 0; k < taps; ++k) {
+    const float* p = blk + offs[k];
+#pragma GCC unroll 16
+    for (int u = 0; u < U; ++u) {
+      const V v = V::load(p + u * L);
+      acc[u] = select((v > acc[u]) | is_nan(v), v, acc[u]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int u = 0; u < U; ++u) vstore(o + u * L, acc[u], L);
+}
+
+/// Depthwise convolution or max pooling, planes [p0, p1), any stride, dilation and padding:
+/// band by band, the input rows are copied into per-thread phase blocks (phase_fill; padding
+/// as zeros for the convolution, -inf for max pooling), every output of the band (borders and
+/// ceil_mode's clipped windows included) is a chain of vector FMAs (or maxima) over contiguous
+/// loads, 8 vectors at a time (8 chains hide the latency), into a per-thread buffer of wq-wide
+/// rows whose first OW columns are the output rows. Padding contributes x = 0 terms to the
+/// convolution, as in torch's im2col and XLA's convolution, and never wins a maximum (a window
+/// of padding only gives -inf, as the plain loops).
 template <class V>
 TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1) {
   constexpr int L = V::lanes;
@@ -483,22 +514,28 @@ TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1
   int64_t* offs = workspace<int64_t>(size_t(taps), 4);
   for (int64_t i = 0; i < a.kh; ++i)
     for (int64_t j = 0; j < a.kw; ++j) offs[i * a.kw + j] = phase_tap_offset(a, b, i, j);
+  const bool mx = a.kind == Window2dArgs::Kind::max;
   for (int64_t pl = p0; pl < p1; ++pl) {
     const int64_t ch = pl % a.planes_per_item;
     const float* xc = a.x + pl * a.H * a.W;
-    const float* wk = a.weight + ch * taps;
-    const V bias = V::set1(a.bias ? a.bias[ch] : 0.0f);
+    const float* wk = mx ? nullptr : a.weight + ch * taps;
+    const V bias = V::set1(!mx && a.bias ? a.bias[ch] : 0.0f);
     float* o = a.out + pl * a.OH * a.OW;
     for (int64_t oh0 = 0; oh0 < a.OH; oh0 += band) {
       const int64_t rows = std::min(band, a.OH - oh0), nvec = (rows * b.wq + L - 1) / L;
-      phase_fill<V>(a, b, xc, oh0, rows, blk);
+      phase_fill<V>(a, b, xc, oh0, rows, blk, mx ? -std::numeric_limits<float>::infinity() : 0.0f);
       int64_t t = 0;
-      for (; t + 8 <= nvec; t += 8) depthwise_vectors<V, 8>(blk + t * L, wk, offs, taps, bias, ob + t * L);
-      if (t + 4 <= nvec) {
-        depthwise_vectors<V, 4>(blk + t * L, wk, offs, taps, bias, ob + t * L);
-        t += 4;
+      if (mx) {
+        for (; t + 8 <= nvec; t += 8) max_pool_vectors<V, 8>(blk + t * L, offs, taps, ob + t * L);
+        for (; t < nvec; ++t) max_pool_vectors<V, 1>(blk + t * L, offs, taps, ob + t * L);
+      } else {
+        for (; t + 8 <= nvec; t += 8) depthwise_vectors<V, 8>(blk + t * L, wk, offs, taps, bias, ob + t * L);
+        if (t + 4 <= nvec) {
+          depthwise_vectors<V, 4>(blk + t * L, wk, offs, taps, bias, ob + t * L);
+          t += 4;
+        }
+        for (; t < nvec; ++t) depthwise_vectors<V, 1>(blk + t * L, wk, offs, taps, bias, ob + t * L);
       }
-      for (; t < nvec; ++t) depthwise_vectors<V, 1>(blk + t * L, wk, offs, taps, bias, ob + t * L);
       // the output rows, in order by whole vectors (each overrun is rewritten by the rows
       // after it), but masked near the plane's end (the next plane may be another thread's)
       for (int64_t r = 0; r < rows; ++r) {
@@ -576,7 +613,7 @@ struct PhaseFillBody {
 struct Window2dBody {
   template <class V>
   TORCHTPU_VEC void operator()(const Window2dArgs& a, int64_t p0, int64_t p1) const {
-    if (a.kind == Window2dArgs::Kind::depthwise) depthwise_planes<V>(a, p0, p1);
+    if (a.kind != Window2dArgs::Kind::avg) depthwise_planes<V>(a, p0, p1);  // depthwise, max
     else if (a.sw == 1) window2d_planes<V, 1>(a, p0, p1);
     else window2d_planes<V, 2>(a, p0, p1);
   }
@@ -588,9 +625,10 @@ struct Window2dBody {
 using Window2dFn = void (*)(const Window2dArgs&, int64_t, int64_t);
 
 /// The window kernel of instruction set `isa` for `a`: the vector one when this build has it
-/// and `a` is depthwise or pooling with horizontal stride 1 or 2, else the plain loops.
+/// and `a` is depthwise, max pooling, or average pooling with horizontal stride 1 or 2, else
+/// the plain loops.
 inline Window2dFn window2d_kernel_for(CpuIsa isa, const Window2dArgs& a) {
-  if (a.kind != Window2dArgs::Kind::depthwise && a.sw > 2) return &window2d_scalar;
+  if (a.kind == Window2dArgs::Kind::avg && a.sw > 2) return &window2d_scalar;
   switch (isa) {
 #if TORCHTPU_HAS_AVX512_PATH
     case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;

@@ -290,46 +290,35 @@ TORCHTPU_VEC V window_load(const float* p) {
   else return vconcat_even(V::load_n(p + V::lanes, V::lanes - 1), V::load(p));
 }
 
-/// Planes [p0, p1): interior columns `lanes` at a time (stride 1 or 2), borders by window_at.
-/// Each output is computed in the same order as window_at (window rows, then columns; a
-/// separate multiply and add), so max and avg pooling give bitwise the scalar values.
+/// Average pooling, planes [p0, p1): interior columns `lanes` at a time (stride 1 or 2),
+/// borders by window_at. Each output is summed in window_at's order (window rows, then
+/// columns), so the values are bitwise the scalar ones. (Max pooling and depthwise convolution
+/// run on phase blocks: `depthwise_planes`.)
 template <class V, int Stride>
 TORCHTPU_VEC void window2d_planes(const Window2dArgs& a, int64_t p0, int64_t p1) {
   constexpr int L = V::lanes;
   int64_t lo, hi;
   window_interior(a, lo, hi);
-  const bool mx = a.kind == Window2dArgs::Kind::max, avg = a.kind == Window2dArgs::Kind::avg;
-  const int64_t dw = avg ? 1 : a.dw, dh = avg ? 1 : a.dh;
   for (int64_t pl = p0; pl < p1; ++pl) {
     const float* xc = a.x + pl * a.H * a.W;
     float* o = a.out + pl * a.OH * a.OW;
-    const int64_t ch = pl % a.planes_per_item;
-    const float* wk = a.kind == Window2dArgs::Kind::depthwise ? a.weight + ch * a.kh * a.kw : nullptr;
-    const V bias = V::set1(a.kind == Window2dArgs::Kind::depthwise && a.bias ? a.bias[ch] : 0.0f);
     for (int64_t oh = 0; oh < a.OH; ++oh) {
       float* orow = o + oh * a.OW;
       for (int64_t ow = 0; ow < std::min(lo, a.OW); ++ow) orow[ow] = window_at(a, pl, oh, ow);
       // the window rows inside the input for this output row
       int64_t i0 = 0, i1 = a.kh;
-      while (i0 < i1 && oh * a.sh - a.ph + i0 * dh < 0) ++i0;
-      while (i1 > i0 && oh * a.sh - a.ph + (i1 - 1) * dh >= a.H) --i1;
-      const V div = V::set1(avg && hi > lo ? float(window_avg_divisor(a, oh, lo)) : 1.0f);
-      const bool div_pos = !avg || hi <= lo || window_avg_divisor(a, oh, lo) > 0;
+      while (i0 < i1 && oh * a.sh - a.ph + i0 < 0) ++i0;
+      while (i1 > i0 && oh * a.sh - a.ph + (i1 - 1) >= a.H) --i1;
+      const V div = V::set1(hi > lo ? float(window_avg_divisor(a, oh, lo)) : 1.0f);
+      const bool div_pos = hi <= lo || window_avg_divisor(a, oh, lo) > 0;
       int64_t ow = lo;
       for (; ow + L <= hi; ow += L) {
-        V r = mx ? V::set1(-std::numeric_limits<float>::infinity()) : V::zero();
+        V r = V::zero();
         for (int64_t i = i0; i < i1; ++i) {
-          const float* xr = xc + (oh * a.sh - a.ph + i * dh) * a.W + ow * a.sw - a.pw;
-          for (int64_t j = 0; j < a.kw; ++j) {
-            const V v = window_load<V, Stride>(xr + j * dw);
-            if (mx) r = select((v > r) | is_nan(v), v, r);
-            else if (avg) r = r + v;
-            else r = r + v * V::set1(wk[i * a.kw + j]);
-          }
+          const float* xr = xc + (oh * a.sh - a.ph + i) * a.W + ow * a.sw - a.pw;
+          for (int64_t j = 0; j < a.kw; ++j) r = r + window_load<V, Stride>(xr + j);
         }
-        if (avg) r = div_pos ? r / div : V::zero();
-        else if (!mx) r = r + bias;
-        vstore(orow + ow, r, L);
+        vstore(orow + ow, div_pos ? r / div : V::zero(), L);
       }
       for (; ow < a.OW; ++ow) orow[ow] = window_at(a, pl, oh, ow);
     }

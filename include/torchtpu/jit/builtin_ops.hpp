@@ -1220,19 +1220,17 @@ inline void register_builtin_ops(Registry& r) {
   // split / chunk / unbind / meshgrid: ops/shape.hpp's view functions (one rule for every path)
   def("aten::chunk", [](OpContext& c) {
     const char* n = "aten::chunk";
-    const AnyTensor& x = c.arg(0, n).any(n);
-    const int d = wrap_dim(c.in.size() > 2 ? c.arg(2, n).to_int(n) : 0, x.dim(), n);
-    const ops::detail::EvenPieces ps = ops::detail::chunk_pieces(x.sizes()[d], c.arg(1, n).to_int(n), n, x.sizes());
-    ops::detail::narrow_pieces_into(x, d, ps, c.out[0].reset_tensor_list());  // torchtpu::chunk's views
+    const int64_t k = c.arg(1, n).to_int(n), d = c.in.size() > 2 ? c.arg(2, n).to_int(n) : 0;
+    // torchtpu::chunk's views, into the room of the last pass's list
+    ops::detail::chunk_into(c.arg(0, n).any(n), k, d, c.out[0].reset_tensor_list());
   });
   for (const char* id : {"aten::split", "aten::split_with_sizes"})
     def(id, [id](OpContext& c) {
+      const int64_t d = c.in.size() > 2 ? c.arg(2, id).to_int(id) : 0;
       const AnyTensor& x = c.arg(0, id).any(id);
-      const int d = wrap_dim(c.in.size() > 2 ? c.arg(2, id).to_int(id) : 0, x.dim(), id);
       const Value& size = c.arg(1, id);
       if (size.is_int())  // torchtpu::split's views, into the room of the last pass's list
-        ops::detail::narrow_pieces_into(x, d, ops::detail::split_pieces(x.sizes()[d], size.to_int(), id, x.sizes()),
-                                        c.out[0].reset_tensor_list());
+        ops::detail::split_into(x, size.to_int(), d, c.out[0].reset_tensor_list());
       else
         c.out[0] = Value(torchtpu::split_with_sizes(x, size.to_ints(id), d));
     });

@@ -1109,6 +1109,22 @@ A constant_pad_nd(const A& x, const std::vector<int64_t>& p, double value = 0) {
       x, ops::PadOp::make(p, ops::PadMode::Constant, true, value, ops::ConstantPadNdOp::aten));
 }
 
+namespace ops::detail {
+/// `torchtpu::split`'s views appended to `out` (the model runtime writes them into the room
+/// of its last list: no allocation per call).
+template <class X>
+void split_into(const X& x, int64_t split_size, int64_t dim, std::vector<X>& out) {
+  const int d = wrap_dim(dim, x.dim(), "split");
+  narrow_pieces_into(x, d, split_pieces(x.sizes()[d], split_size, "split", x.sizes()), out);
+}
+/// `torchtpu::chunk`'s views appended to `out`.
+template <class X>
+void chunk_into(const X& x, int64_t chunks, int64_t dim, std::vector<X>& out) {
+  const int d = wrap_dim(dim, x.dim(), "chunk");
+  narrow_pieces_into(x, d, chunk_pieces(x.sizes()[d], chunks, "chunk", x.sizes()), out);
+}
+}  // namespace ops::detail
+
 /// `x` split into views along `dim` (torch.split with an int; torch.Tensor.split): pieces of
 /// `split_size`, the last one smaller when it does not divide the dim. Views share `x`'s
 /// storage (writes through them change `x`), on every device.
@@ -1120,8 +1136,9 @@ A constant_pad_nd(const A& x, const std::vector<int64_t>& p, double value = 0) {
 template <class X>
   requires std::same_as<X, AnyTensor> || requires(const X& x) { x.narrow(0, 0, 0); }
 std::vector<X> split(const X& x, int64_t split_size, int64_t dim = 0) {
-  const int d = wrap_dim(dim, x.dim(), "split");
-  return ops::detail::narrow_pieces(x, d, ops::detail::split_pieces(x.sizes()[d], split_size, "split", x.sizes()));
+  std::vector<X> r;
+  ops::detail::split_into(x, split_size, dim, r);
+  return r;
 }
 /// `x` split into views of the given sizes along `dim` (torch.split with a list;
 /// torch.split_with_sizes). **Errors:** IndexError for `dim` out of range; ValueError when a
@@ -1139,8 +1156,9 @@ std::vector<X> split_with_sizes(const X& x, const std::vector<int64_t>& sizes, i
 template <class X>
   requires std::same_as<X, AnyTensor> || requires(const X& x) { x.narrow(0, 0, 0); }
 std::vector<X> chunk(const X& x, int64_t chunks, int64_t dim = 0) {
-  const int d = wrap_dim(dim, x.dim(), "chunk");
-  return ops::detail::narrow_pieces(x, d, ops::detail::chunk_pieces(x.sizes()[d], chunks, "chunk", x.sizes()));
+  std::vector<X> r;
+  ops::detail::chunk_into(x, chunks, dim, r);
+  return r;
 }
 /// The views `x.select(dim, i)` for every `i` (torch.unbind): `n` tensors of `x`'s shape
 /// without `dim`. **Errors:** IndexError for `dim` out of range or a 0-dim `x`.

@@ -17,6 +17,7 @@
 #include <limits>     // std::numeric_limits
 #include <optional>   // std::optional
 #include <string>     // std::string
+#include <type_traits>  // std::is_same_v
 #include <vector>     // std::vector
 
 #include <torchtpu/core/factories.hpp>  // from_data
@@ -52,11 +53,15 @@ struct ConvCase {
   int64_t groups;
   bool transposed;
   bool unbatched = false;  ///< pass `x` without its batch dim (N must be 1)
+  /// float32 runs Winograd F(4x4, 3x3) (ops/conv.hpp winograd_pays): checked against the sum
+  /// of the terms' magnitudes, as its transforms' error scales with it
+  bool winograd = false;
 };
 
-/// Reference: the convolution of `c` on `x`, `w`, `b` in float64; its shape in `shape`.
+/// Reference: the convolution of `c` on `x`, `w`, `b` in float64; its shape in `shape`; each
+/// output's |bias| + sum of |x · w| in `*mag` when given.
 std::vector<double> ref_conv(const ConvCase& c, const std::vector<double>& x, const std::vector<double>& w,
-                             const std::vector<double>& b, Dims& shape) {
+                             const std::vector<double>& b, Dims& shape, std::vector<double>* mag = nullptr) {
   const int nsp = c.x.size() - 2;
   const int64_t N = c.x[0], C = c.x[1], G = c.groups;
   const int64_t OC = c.transposed ? c.w[1] * G : c.w[0], Cg = C / G, OCg = OC / G;
@@ -75,12 +80,13 @@ std::vector<double> ref_conv(const ConvCase& c, const std::vector<double>& x, co
   shape = Dims(sh.begin(), sh.end());
   const int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = out[0] * out[1] * out[2];
   std::vector<double> y(static_cast<size_t>(N * OC * osz));
+  if (mag) mag->assign(y.size(), 0.0);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oc = 0; oc < OC; ++oc) {
       const int64_t g = oc / OCg;
       for (int64_t o = 0; o < osz; ++o) {
         const int64_t oi[3] = {o / (out[1] * out[2]), (o / out[2]) % out[1], o % out[2]};
-        double acc = b.empty() ? 0.0 : b[size_t(oc)];
+        double acc = b.empty() ? 0.0 : b[size_t(oc)], sum_abs = std::abs(acc);
         for (int64_t c2 = 0; c2 < Cg; ++c2)
           for (int64_t kk = 0; kk < ksz; ++kk) {
             const int64_t ki[3] = {kk / (k[1] * k[2]), (kk / k[2]) % k[1], kk % k[2]};
@@ -101,8 +107,10 @@ std::vector<double> ref_conv(const ConvCase& c, const std::vector<double>& x, co
             const double xv = x[size_t((n * C + ci) * isz + (ii[0] * in[1] + ii[1]) * in[2] + ii[2])];
             const double wv = c.transposed ? w[size_t((ci * OCg + oc % OCg) * ksz + kk)] : w[size_t((oc * Cg + c2) * ksz + kk)];
             acc += xv * wv;
+            sum_abs += std::abs(xv * wv);
           }
         y[size_t((n * OC + oc) * osz + o)] = acc;
+        if (mag) (*mag)[size_t((n * OC + oc) * osz + o)] = sum_abs;
       }
     }
   return y;
@@ -206,12 +214,22 @@ const std::vector<ConvCase> kCases = {
     {Dims{3, 4, 5, 7}, Dims{6, 4, 3, 2}, true, {2, 1}, {1, 0}, {1, 2}, {}, 1, false},
     // a large plane whose packed B (K = 432 over two k panels x 1600 columns) would not fit in
     // L2: packed slab by slab, 16 panels at a time and a short last block (fuse/gemm.hpp
-    // sgemm_streamed_b), 20 output channels (a 12-row and an 8-row strip), bias in the epilogue
-    {Dims{2, 48, 40, 40}, Dims{20, 48, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false},    // one image's plane of at least 256 positions: the flat implicit GEMM (B copied from
+    // sgemm_streamed_b), 20 output channels (a 12-row and an 8-row strip), bias in the epilogue;
+    // dilated (1, 2), so not Winograd's
+    {Dims{2, 48, 40, 40}, Dims{20, 48, 3, 3}, true, {1, 1}, {1, 1}, {1, 2}, {}, 1, false},    // one image's plane of at least 256 positions: the flat implicit GEMM (B copied from
     // zero-padded stride-phase blocks, the positions past each output row dropped); K = 405
-    // over two k panels, 70 output channels; then grouped, stride 2, dilated (2, 1), a 5x3 window
-    {Dims{1, 45, 23, 30}, Dims{70, 45, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false},
+    // over two k panels, 70 output channels, dilated (2, 1) (not Winograd's); then grouped,
+    // stride 2, dilated (2, 1), a 5x3 window
+    {Dims{1, 45, 23, 30}, Dims{70, 45, 3, 3}, true, {1, 1}, {1, 1}, {2, 1}, {}, 1, false},
     {Dims{1, 6, 40, 37}, Dims{8, 3, 5, 3}, true, {2, 2}, {2, 1}, {2, 1}, {}, 2, false},
+    // Winograd F(4x4, 3x3) (3x3, stride 1, >= 8 channels per group; ops/conv.hpp winograd_pays):
+    // a 23x30 output (the last tile row and column clipped) over 405-deep channels, 70 outputs;
+    // two groups with padding (2, 0) and 17x21 images; 130 images of 6x6 (4 tiles each) in a
+    // pass of 128 and a short pass of 2; 8 channels in, 8 out, no bias
+    {Dims{1, 45, 23, 30}, Dims{70, 45, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false, false, true},
+    {Dims{2, 32, 17, 21}, Dims{40, 16, 3, 3}, true, {1, 1}, {2, 0}, {1, 1}, {}, 2, false, false, true},
+    {Dims{130, 8, 6, 6}, Dims{8, 8, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false, false, true},
+    {Dims{1, 8, 13, 9}, Dims{8, 8, 3, 3}, false, {1, 1}, {0, 0}, {1, 1}, {}, 1, false, false, true},
 };
 
 }  // namespace
@@ -225,13 +243,53 @@ TEMPLATE_TEST_CASE("aten::_convolution against float64 references", "[ops][conv]
     const Tensor<T> x = sinus<T>(c.x, 0.37, 2.0), w = sinus<T>(c.w, 0.91, 1.0);
     const Tensor<T> b = c.bias ? sinus<T>(Dims{c.transposed ? c.w[1] * c.groups : c.w[0]}, 1.3, 0.5) : Tensor<T>();
     Dims shape;
-    const std::vector<double> want = ref_conv(c, vals(x), vals(w), c.bias ? vals(b) : std::vector<double>{}, shape);
+    std::vector<double> mag;
+    const std::vector<double> want = ref_conv(c, vals(x), vals(w), c.bias ? vals(b) : std::vector<double>{}, shape, &mag);
     const Tensor<T> xin = c.unbatched ? Tensor<T>(x.squeeze(0)) : x;
     const AnyTensor r = ops::call_by_name("aten::_convolution", conv_args(c, AnyTensor(xin), AnyTensor(w), c.bias ? AnyTensor(b) : AnyTensor()));
     CHECK(r.dtype() == dtype_of<T>());
     CHECK(r.sizes() == (c.unbatched ? Dims(shape.begin() + 1, shape.end()) : shape));
-    check_near(vals(r.template get<T>()), want, e, 4 * e);
+    if (c.winograd && std::is_same_v<T, float>) {
+      // Winograd's float32 error: within 2e-6 of the terms' magnitude (measured: 1e-6 and
+      // below; the direct GEMM's 1e-7)
+      const std::vector<double> got = vals(r.template get<T>());
+      double worst = 0;
+      for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / (mag[i] + 1e-30));
+      CHECK(worst < 2e-6);
+    } else {
+      check_near(vals(r.template get<T>()), want, e, 4 * e);
+    }
   }
+}
+
+TEST_CASE("convolution: set_conv_winograd(false) runs Winograd's geometries on the direct GEMM", "[ops][conv][winograd]") {
+  const ConvCase& c = kCases[20];
+  REQUIRE(c.winograd);
+  const Tensor<float> x = sinus<float>(c.x, 0.37, 2.0), w = sinus<float>(c.w, 0.91, 1.0);
+  const Tensor<float> b = sinus<float>(Dims{c.w[0]}, 1.3, 0.5);
+  Dims shape;
+  const std::vector<double> want = ref_conv(c, vals(x), vals(w), vals(b), shape);
+  auto run = [&] {
+    return vals(ops::call_by_name("aten::_convolution", conv_args(c, AnyTensor(x), AnyTensor(w), AnyTensor(b))).get<float>());
+  };
+  REQUIRE(torchtpu::conv_winograd_enabled());
+  const std::vector<double> wino = run();
+  torchtpu::set_conv_winograd(false);
+  std::vector<double> direct;
+  try {
+    direct = run();
+  } catch (...) {
+    torchtpu::set_conv_winograd(true);
+    throw;
+  }
+  torchtpu::set_conv_winograd(true);
+  check_near(direct, want, 1e-5, 4e-5);  // the direct GEMM's float32 accuracy
+  double differ = 0;
+  for (size_t i = 0; i < wino.size(); ++i) differ = std::max(differ, std::fabs(wino[i] - direct[i]));
+  // the two paths round differently: the switch took effect (the scalar engine has no Winograd)
+  if (torchtpu::detail::cpu_has_vector_gemm()) CHECK(differ > 0);
+  else CHECK(differ == 0);
+  CHECK(run() == wino);  // on again
 }
 
 TEMPLATE_TEST_CASE("conv1d/2d/3d and conv_transpose1d/2d/3d front ends", "[ops][conv]", half, bfloat16, float, double) {
@@ -518,9 +576,10 @@ TEST_CASE("pooling: torch 1.13 values, NaN", "[ops][pool]") {
 TEMPLATE_TEST_CASE("convolution: the fused epilogue entry", "[ops][conv]", float, double, bfloat16) {
   using T = TestType;
   const auto relu_ep = [](Tensor<T> dest, const auto& e) { dest.copy_(torchtpu::relu(e)); };
-  // im2col, depthwise, 1x1, transposed convolution, batch-folded GEMMs, outᵀ product, flat GEMM
+  // im2col, depthwise, 1x1, transposed convolution, batch-folded GEMMs, outᵀ product, flat GEMM,
+  // Winograd
   for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8), size_t(12), size_t(13), size_t(14), size_t(15), size_t(16),
-                    size_t(18), size_t(19)}) {
+                    size_t(18), size_t(19), size_t(20), size_t(21), size_t(22)}) {
     REQUIRE(ci < kCases.size());
     const ConvCase& c = kCases[ci];
     INFO("case " << ci);

@@ -93,6 +93,10 @@ struct SgemmArgs {
   /// rows past m. A convolution computed as outᵀ = im2colᵀ · Wᵀ passes its im2col panel writer.
   void (*pack_a_from)(const void* ctx, int64_t p0, int64_t kb, int64_t i0, int64_t mr, float* dst) = nullptr;
   const void* a_ctx = nullptr;
+  /// When set, B packed whole by `sgemm_pack_b_whole` (with the kernels this call runs):
+  /// a constant operand its owner packed once (a convolution's transformed weight); `b` and
+  /// `pack_b_from` are then not read.
+  const float* b_packed = nullptr;
   float a_at(int64_t off) const {
     if (!bf16) return a[off];
     return std::bit_cast<float>(uint32_t(reinterpret_cast<const uint16_t*>(a)[off]) << 16);
@@ -798,7 +802,9 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
                     });
   };
   const size_t bfloats = size_t(g.k * npanels * nr);
-  if (!g.pack_b_from)  // a model's weight: packed once ([k-panel][n-panel][kb][nr], as below)
+  if (g.b_packed)
+    bpack = g.b_packed;
+  else if (!g.pack_b_from)  // a model's weight: packed once ([k-panel][n-panel][kb][nr], as below)
     bpack = ConstantPacks::instance().get(PackKey{uintptr_t(g.b), g.k, g.n, g.sbk, g.sbn, kc, nr, g.bf16,
                                                   uintptr_t(kern.pack_b)},
                                           bfloats, pack_b_all);
@@ -855,6 +861,22 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
   });
 }
 
+/// Floats of B ([k x n]) packed whole for kernels `kern` (`sgemm_pack_b_whole`).
+inline size_t sgemm_packed_b_floats(int64_t k, int64_t n, const SgemmKernels& kern) {
+  return size_t(k * ((n + kern.nr - 1) / kern.nr * kern.nr));
+}
+
+/// B of `g` (read from `b`) packed whole into `out` (`sgemm_packed_b_floats` floats) as
+/// `sgemm_packed` packs it with kernels `kern` ([k-panel][n-panel][kb][nr]), for
+/// `SgemmArgs::b_packed`.
+inline void sgemm_pack_b_whole(const SgemmArgs& g, const SgemmKernels& kern, float* out) {
+  const int64_t nr = kern.nr, kc = kern.blocking.kc, npanels = (g.n + nr - 1) / nr;
+  for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
+    const int64_t kb = std::min(kc, g.k - p0);
+    for (int64_t jp = 0; jp < npanels; ++jp) kern.pack_b(g, p0, kb, jp * nr, out + p0 * npanels * nr + jp * kb * nr);
+  }
+}
+
 /// The f32 GEMM driver (see SgemmArgs), with the kernels of the engine's instruction set
 /// (requires `cpu_has_vector_gemm()`, or `kern` given). Deterministic for a given thread count.
 inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kernels()) {
@@ -866,7 +888,7 @@ inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kerne
     return;
   }
   // Batch 1–4: no packing, B streamed once (fuse/gemv.hpp).
-  if (!g.bf16 && !g.pack_b_from && !g.pack_a_from) {
+  if (!g.bf16 && !g.pack_b_from && !g.pack_a_from && !g.b_packed) {
     const GemvArgs v{g.m, g.n, g.k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn, g.c, g.ldc};
     if (gemv_supported(v) && cpu_has_vector_gemv()) {
       sgemv_small(v);

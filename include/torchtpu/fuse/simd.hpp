@@ -180,14 +180,13 @@ namespace torchtpu::detail {
 #define TORCHTPU_HAS_NEON_PATH 0
 #endif
 
-/// `Body`'s entry point for the engine's instruction set, or `scalar` when the CPU runs scalar
-/// code (or `enabled` is false). `Body` is an empty function object whose call operator is a
+/// `Body`'s entry point for instruction set `isa`, or `scalar` for the scalar set (or one this
+/// build has no code for). `Body` is an empty function object whose call operator is a
 /// template over the vector type: `template <class V> void operator()(Args...) const`. The
 /// pointer is to a function compiled for that instruction set with the body inlined into it.
 template <class Body, class... Args>
-auto vector_entry(void (*scalar)(Args...), bool enabled = true) -> void (*)(Args...) {
-  if (!enabled) return scalar;
-  switch (cpu_isa()) {
+auto vector_entry_for(CpuIsa isa, void (*scalar)(Args...)) -> void (*)(Args...) {
+  switch (isa) {
 #if TORCHTPU_HAS_AVX512_PATH
     case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<Body, Args...>;
 #endif
@@ -199,6 +198,13 @@ auto vector_entry(void (*scalar)(Args...), bool enabled = true) -> void (*)(Args
 #endif
     default: return scalar;
   }
+}
+
+/// `vector_entry_for` the engine's instruction set (`cpu_isa()`), or `scalar` when `enabled`
+/// is false.
+template <class Body, class... Args>
+auto vector_entry(void (*scalar)(Args...), bool enabled = true) -> void (*)(Args...) {
+  return enabled ? vector_entry_for<Body>(cpu_isa(), scalar) : scalar;
 }
 
 #if TORCHTPU_HAS_AVX512_PATH

@@ -81,6 +81,14 @@ inline FloatLaneMask operator==(FloatLane a, FloatLane b) { return {a.v == b.v};
 inline FloatLaneMask operator|(FloatLaneMask a, FloatLaneMask b) { return {a.m || b.m}; }
 inline FloatLaneMask operator&(FloatLaneMask a, FloatLaneMask b) { return {a.m && b.m}; }
 inline FloatLane select(FloatLaneMask m, FloatLane a, FloatLane b) { return m.m ? a : b; }
+/// Stores `x` at `p` when n > 0 (the vector types' masked store, one lane).
+inline void vstore(float* p, FloatLane x, int64_t n) {
+  if (n > 0) *p = x.v;
+}
+/// out[k] = p[k], k < 4 (the vector types' deinterleaving load, one lane).
+inline void vload_deinterleave4(const float* p, FloatLane* out) {
+  for (int k = 0; k < 4; ++k) out[k] = {p[k]};
+}
 
 /// max / min of two non-NaN floats as one lane of the vector instruction: x86 `maxps(a, b)`
 /// gives b unless a > b (so max(+0, -0) is -0); NEON `fmax` orders +0 above -0.

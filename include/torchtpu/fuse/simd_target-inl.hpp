@@ -337,6 +337,14 @@ inline TORCHTPU_FV vconcat_odd(TORCHTPU_FV hi, TORCHTPU_FV lo) {
   return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::ConcatOdd(TORCHTPU_FV::D(), hi.h(), lo.h()));
 }
 
+/// Four vectors from the 4 · lanes floats at `p`, deinterleaved: lane l of out[k] is
+/// p[4 l + k] (Highway's LoadInterleaved4).
+inline void vload_deinterleave4(const float* p, TORCHTPU_FV* out) {
+  typename TORCHTPU_FV::H a, b, c, d;
+  hwy::HWY_NAMESPACE::LoadInterleaved4(TORCHTPU_FV::D(), p, a, b, c, d);
+  out[0] = TORCHTPU_FV::of(a); out[1] = TORCHTPU_FV::of(b); out[2] = TORCHTPU_FV::of(c); out[3] = TORCHTPU_FV::of(d);
+}
+
 // ---- lane permutations and lane 0: the fixed lane trees of the reductions (vec_reduce.hpp) ----
 /// `x` with lanes l and l ^ S exchanged, for S a power of two below `lanes`: S = 1 swaps
 /// neighbouring lanes, S = 2 pairs of lanes, S = 4 groups of four (128-bit blocks), S = 8

@@ -36,6 +36,7 @@
 
 #include "../fuse/gemm.hpp"    // SgemmArgs, sgemm_f32 (implicit-GEMM convolution)
 #include "../fuse/window.hpp"  // window2d (pooling, depthwise convolution), im2col_pack_b
+#include "../fuse/winograd.hpp"  // WinogradArgs, winograd_input/output (3x3 stride-1 convolutions)
 #include "arith.hpp"           // torchtpu::add (bias in the GEMM's output pass)
 #include "library.hpp"         // TensorMeta, DtypeSet, ops::call, call_typed
 #include "matmul.hpp"          // torchtpu::matmul (the cpu GEMM)
@@ -276,6 +277,111 @@ void conv_epilogue_rows(const Tensor<float>& dest, const Tensor<float>* bias, co
   }
 }
 
+/// Images per Winograd pass for `tiles` tiles per image: enough for about 512 tiles (the
+/// GEMMs' columns), at most `N`.
+inline int64_t winograd_images(int64_t N, int64_t tiles) { return std::min<int64_t>(N, std::max<int64_t>(1, 512 / tiles)); }
+
+/// True when `g` (float32, not transposed) runs as Winograd F(4x4, 3x3) on the vector GEMM
+/// (`conv_winograd_enabled()`): a 3x3 window, stride 1, dilation 1, at least 8 channels in and
+/// out per group, at least 16 tiles per pass, and the 36 GEMMs' tile work (`sgemm_tile_work`,
+/// padding included) under 0.55x the direct product's (9 taps over the output positions).
+/// With fewer tiles the transformed weight (4x the weight) is read for too little work:
+/// 512 channels at 7x7 (4 tiles) ran 2.6 -> 5.2 ms (AVX-512, 1 thread).
+inline bool winograd_pays(const ConvGeom& g, const torchtpu::detail::SgemmKernels& kern) {
+  if (!conv_winograd_enabled() || g.transposed || g.nsp != 2 || g.k[1] != 3 || g.k[2] != 3 || g.s[1] != 1 ||
+      g.s[2] != 1 || g.d[1] != 1 || g.d[2] != 1 || g.Cg < 8 || g.OCg < 8)
+    return false;
+  const int64_t tiles = ((g.out[1] + 3) / 4) * ((g.out[2] + 3) / 4), nb = winograd_images(g.N, tiles);
+  if (nb * tiles < 16) return false;
+  const int64_t wino = 36 * torchtpu::detail::sgemm_tile_work(nb * tiles, g.OCg, kern);
+  const int64_t direct = 9 * torchtpu::detail::sgemm_tile_work(g.OCg, nb * g.out[1] * g.out[2], kern);
+  return 100 * wino < 55 * direct;
+}
+
+/// Key of a weight's Winograd transform in ConstantPacks (`fn`: this function's address).
+inline void winograd_weight_tag() {}
+
+/// `conv2d_fast` as Winograd F(4x4, 3x3) (fuse/winograd.hpp; `winograd_pays(g)`): per group
+/// and pass of `winograd_images` images, the input transform V[36][Cg][T], 36 GEMMs
+/// Mᵀ[ξ] = V[ξ]ᵀ · Uᵀ[ξ] ([T x Cg] · [Cg x OCg], split over the thread pool by ξ), the output
+/// transform into `out4` with the bias, then `ep` on 32 channels at a time. The weight's
+/// transform Uᵀ is computed, and packed for the GEMM, once for a pinned weight (a loaded
+/// model's, ConstantPacks); per call otherwise. Accuracy: the transforms' constants (up to 8
+/// and 1/24) make the error about ten times the direct product's (tests/ops/test_conv.cpp).
+template <class Ep>
+void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc, const Tensor<float>* b,
+                     Tensor<float>& out4, const Ep& ep) {
+  using FloatTensor = Tensor<float>;
+  namespace td = torchtpu::detail;
+  const td::SgemmKernels& kern = td::sgemm_kernels();
+  const int64_t N = g.N, C = g.C, H = g.in[1], W = g.in[2], OC = g.OC, Cg = g.Cg, OCg = g.OCg;
+  const int64_t OH = g.out[1], OW = g.out[2];
+  const int64_t th = (OH + 3) / 4, tw = (OW + 3) / 4, tiles = th * tw, nb = winograd_images(N, tiles);
+  const FloatTensor bc = b ? b->contiguous() : FloatTensor();
+  const FloatTensor vbuf = FloatTensor::empty(Dims{36 * Cg * nb * tiles});
+  const FloatTensor mbuf = FloatTensor::empty(Dims{36 * OCg * nb * tiles});
+  const size_t ufloats = size_t(36 * Cg * OCg), upacked = td::sgemm_packed_b_floats(Cg, OCg, kern);
+  FloatTensor ubuf;
+  for (int64_t gi = 0; gi < g.G; ++gi) {
+    const float* wg = wc.data_ptr() + gi * OCg * Cg * 9;
+    // a pinned weight: Uᵀ, then each ξ's Uᵀ packed as the GEMM's B
+    const float* u = td::ConstantPacks::instance().get(
+        td::PackKey{uintptr_t(wg), OCg, Cg, 3, 3, kern.blocking.kc, kern.nr, false, uintptr_t(&winograd_weight_tag)},
+        ufloats + 36 * upacked, [&](float* dst) {
+          td::winograd_weight_transform(wg, OCg, Cg, dst);
+          for (int64_t xi = 0; xi < 36; ++xi) {
+            td::SgemmArgs s;
+            s.k = Cg; s.n = OCg;
+            s.b = dst + xi * Cg * OCg; s.sbk = OCg; s.sbn = 1;
+            td::sgemm_pack_b_whole(s, kern, dst + ufloats + size_t(xi) * upacked);
+          }
+        });
+    const float* packed = u ? u + ufloats : nullptr;
+    if (!u) {
+      if (!ubuf.defined()) ubuf = FloatTensor::empty(Dims{int64_t(ufloats)});
+      td::winograd_weight_transform(wg, OCg, Cg, ubuf.data_ptr());
+      u = ubuf.data_ptr();
+    }
+    for (int64_t n0 = 0; n0 < N; n0 += nb) {
+      td::WinogradArgs a;
+      a.x = xp + (n0 * C + gi * Cg) * H * W;
+      a.x_image = C * H * W;
+      a.C = Cg; a.H = H; a.W = W; a.ph = g.lo[1]; a.pw = g.lo[2]; a.OH = OH; a.OW = OW;
+      a.images = std::min(nb, N - n0);
+      a.th = th; a.tw = tw; a.T = a.images * tiles;
+      a.v = vbuf.data_ptr();
+      a.m = mbuf.data_ptr();
+      a.OC = OCg;
+      a.bias = b ? bc.data_ptr() + gi * OCg : nullptr;
+      a.y = out4.data_ptr() + (n0 * OC + gi * OCg) * OH * OW;
+      a.y_image = OC * OH * OW;
+      td::winograd_input(a);
+      const int64_t T = a.T;
+      td::parallel_chunks(36, td::chunks_for(36 * OCg * Cg * T, int64_t(1) << 18), 1, [&](int64_t x0, int64_t x1) {
+        for (int64_t xi = x0; xi < x1; ++xi) {
+          td::SgemmArgs s;
+          s.m = T; s.n = OCg; s.k = Cg;
+          s.a = a.v + xi * Cg * T; s.sam = 1; s.sak = T;
+          s.b = u + xi * Cg * OCg; s.sbk = OCg; s.sbn = 1;
+          if (packed) s.b_packed = packed + size_t(xi) * upacked;
+          s.c = mbuf.data_ptr() + xi * T * OCg; s.ldc = OCg;
+          td::sgemm_f32(s, kern);
+        }
+      });
+      td::winograd_output(a);
+      if constexpr (!is_store_epilogue<Ep>) {
+        for (int64_t n = n0; n < n0 + a.images; ++n) {
+          const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg);
+          for (int64_t t = 0; t < OCg; t += 32) {
+            const FloatTensor d = dest.narrow(0, t, std::min<int64_t>(32, OCg - t));
+            ep(d, d);
+          }
+        }
+      }
+    }
+  }
+}
+
 /// float32 1-D/2-D convolution (not transposed) on the engine's fast paths, `ep` fused into the
 /// GEMM's output pass (applied after the window kernel for depthwise ones). `out` is contiguous.
 template <class Ep>
@@ -306,6 +412,12 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
     if constexpr (!is_store_epilogue<Ep>) ep(out, out);
     return;
   }
+#if TORCHTPU_HAS_VECTOR_PATH
+  if (torchtpu::detail::cpu_has_vector_gemm() && winograd_pays(g, torchtpu::detail::sgemm_kernels())) {
+    conv2d_winograd(g, xp, wc, b, out4, ep);
+    return;
+  }
+#endif
   const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && g.hi[1] == 0 && g.hi[2] == 0;
   const FloatTensor w2 = wc.view(Dims{OC, K});
   FloatTensor bias2;

@@ -61,21 +61,25 @@ inline constexpr int64_t wino_m = 4, wino_a = 6, wino_points = 36;
 /// rounded once. G (Lavin & Gray 2016): rows [1/4, 0, 0], [-1/6, -1/6, -1/6],
 /// [-1/6, 1/6, -1/6], [1/24, 1/12, 1/6], [1/24, -1/12, 1/6], [0, 0, 1].
 inline void winograd_weight_transform(const float* w, int64_t OC, int64_t C, float* u) {
-  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                     {0, 0, 1}};
+  // G times three values 1 apart at `g`, to `t` (6 values `ts` apart), G's rows written out
+  const auto gmul = [](const auto* g, int64_t gs, double* t, int64_t ts) {
+    const double g0 = g[0], g1 = g[gs], g2 = g[2 * gs], s02 = g0 + g2;
+    t[0] = g0 * 0.25;
+    t[ts] = -(s02 + g1) * (1.0 / 6);
+    t[2 * ts] = -(s02 - g1) * (1.0 / 6);
+    t[3 * ts] = g0 * (1.0 / 24) + g1 * (1.0 / 12) + g2 * (1.0 / 6);
+    t[4 * ts] = g0 * (1.0 / 24) - g1 * (1.0 / 12) + g2 * (1.0 / 6);
+    t[5 * ts] = g2;
+  };
   for (int64_t o = 0; o < OC; ++o)
     for (int64_t c = 0; c < C; ++c) {
       const float* g = w + (o * C + c) * 9;
-      double t[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j)
-          u[((i * 6 + j) * C + c) * OC + o] = float(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+      double t[6][3], r[6];  // t = G g (column j of g to column j of t); r: row i of (G g) Gᵀ
+      for (int j = 0; j < 3; ++j) gmul(g + j, 3, &t[0][j], 3);
+      for (int i = 0; i < 6; ++i) {
+        gmul(&t[i][0], 1, r, 1);
+        for (int j = 0; j < 6; ++j) u[((i * 6 + j) * C + c) * OC + o] = float(r[j]);
+      }
     }
 }
 

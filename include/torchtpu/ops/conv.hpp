@@ -305,8 +305,9 @@ inline void winograd_weight_tag() {}
 /// and pass of `winograd_images` images, the input transform V[36][Cg][T], 36 GEMMs
 /// Mᵀ[ξ] = V[ξ]ᵀ · Uᵀ[ξ] ([T x Cg] · [Cg x OCg], split over the thread pool by ξ), the output
 /// transform into `out4` with the bias, then `ep` on 32 channels at a time. The weight's
-/// transform Uᵀ is computed, and packed for the GEMM, once for a pinned weight (a loaded
-/// model's, ConstantPacks); per call otherwise. Accuracy: the transforms' constants (up to 8
+/// transform Uᵀ is computed and packed for the GEMM once for a pinned weight (a loaded
+/// model's, ConstantPacks: about 4x the weight's memory, kept while it is pinned); per call
+/// otherwise. Accuracy: the transforms' constants (up to 8
 /// and 1/24) make the error about ten times the direct product's (tests/ops/test_conv.cpp).
 template <class Ep>
 void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc, const Tensor<float>* b,
@@ -324,20 +325,22 @@ void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc
   FloatTensor ubuf;
   for (int64_t gi = 0; gi < g.G; ++gi) {
     const float* wg = wc.data_ptr() + gi * OCg * Cg * 9;
-    // a pinned weight: Uᵀ, then each ξ's Uᵀ packed as the GEMM's B
-    const float* u = td::ConstantPacks::instance().get(
+    // a pinned weight: each ξ's Uᵀ packed as the GEMM's B, kept (36 x the packed [Cg x OCg]:
+    // about 4x the weight); else Uᵀ computed into `ubuf` and packed by the GEMM
+    const float* packed = td::ConstantPacks::instance().get(
         td::PackKey{uintptr_t(wg), OCg, Cg, 3, 3, kern.blocking.kc, kern.nr, false, uintptr_t(&winograd_weight_tag)},
-        ufloats + 36 * upacked, [&](float* dst) {
-          td::winograd_weight_transform(wg, OCg, Cg, dst);
+        36 * upacked, [&](float* dst) {
+          std::vector<float> ut(ufloats);
+          td::winograd_weight_transform(wg, OCg, Cg, ut.data());
           for (int64_t xi = 0; xi < 36; ++xi) {
             td::SgemmArgs s;
             s.k = Cg; s.n = OCg;
-            s.b = dst + xi * Cg * OCg; s.sbk = OCg; s.sbn = 1;
-            td::sgemm_pack_b_whole(s, kern, dst + ufloats + size_t(xi) * upacked);
+            s.b = ut.data() + xi * Cg * OCg; s.sbk = OCg; s.sbn = 1;
+            td::sgemm_pack_b_whole(s, kern, dst + size_t(xi) * upacked);
           }
         });
-    const float* packed = u ? u + ufloats : nullptr;
-    if (!u) {
+    const float* u = nullptr;
+    if (!packed) {
       if (!ubuf.defined()) ubuf = FloatTensor::empty(Dims{int64_t(ufloats)});
       td::winograd_weight_transform(wg, OCg, Cg, ubuf.data_ptr());
       u = ubuf.data_ptr();
@@ -362,8 +365,9 @@ void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc
           td::SgemmArgs s;
           s.m = T; s.n = OCg; s.k = Cg;
           s.a = a.v + xi * Cg * T; s.sam = 1; s.sak = T;
-          s.b = u + xi * Cg * OCg; s.sbk = OCg; s.sbn = 1;
           if (packed) s.b_packed = packed + size_t(xi) * upacked;
+          else s.b = u + xi * Cg * OCg;
+          s.sbk = OCg; s.sbn = 1;
           s.c = mbuf.data_ptr() + xi * T * OCg; s.ldc = OCg;
           td::sgemm_f32(s, kern);
         }

@@ -501,16 +501,24 @@ TEST_CASE("every vector target's im2col panels are the unfolded input, exactly",
   }
 }
 
-TEST_CASE("every target's Winograd F(4x4, 3x3) transforms match float64, clipped tiles and padding included",
+TEST_CASE("every target's Winograd F(2x2, 3x3) and F(4x4, 3x3) transforms match float64, clipped tiles and padding included",
           "[fuse][isa][conv][winograd]") {
-  // The matrices of Lavin & Gray 2016 (F(4, 3), points 0, ±1, ±2, ∞), applied here by plain
-  // float64 products: V[ξ][c][t] = Bᵀ d B on the zero-padded input, y = Aᵀ M A + bias from
-  // Mᵀ[ξ][t][o], Uᵀ[ξ][c][o] = G g Gᵀ.
-  const double BT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-                           {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-  const double AT[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-  const double G[6][3] = {{0.25, 0, 0}, {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                          {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  // The matrices of Lavin & Gray 2016 (F(2, 3); F(4, 3) with points 0, ±1, ±2, ∞), applied
+  // here by plain float64 products: V[ξ][c][t] = Bᵀ d B on the zero-padded input, y = Aᵀ M A +
+  // bias from Mᵀ[ξ][t][o], Uᵀ[ξ][c][o] = G g Gᵀ.
+  const double BT4[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                            {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  const double AT4[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+  const double G4[6][3] = {{0.25, 0, 0}, {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                           {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const double BT2[6][6] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  const double AT2[4][6] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+  const double G2[6][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  for (const int m : {2, 4}) {
+  const int A = m + 2;
+  const auto& BT = m == 2 ? BT2 : BT4;
+  const auto& AT = m == 2 ? AT2 : AT4;
+  const auto& G = m == 2 ? G2 : G4;
   // H, W, padding before (ph, pw) and after: planes narrower and wider than one vector of tiles
   // (AVX-512: 16 tiles, 64 columns), outputs not a multiple of 4, padding past a whole tile
   struct Geo { int64_t H, W, ph, pw, phi, pwi; };
@@ -520,7 +528,7 @@ TEST_CASE("every target's Winograd F(4x4, 3x3) transforms match float64, clipped
   for (const Geo& g : geos) {
     WinogradArgs a;
     a.C = 3; a.H = g.H; a.W = g.W; a.ph = g.ph; a.pw = g.pw; a.OH = g.H + g.ph + g.phi - 2; a.OW = g.W + g.pw + g.pwi - 2;
-    a.images = 2; a.th = (a.OH + 3) / 4; a.tw = (a.OW + 3) / 4; a.T = a.images * a.th * a.tw;
+    a.images = 2; a.tile = m; a.th = (a.OH + m - 1) / m; a.tw = (a.OW + m - 1) / m; a.T = a.images * a.th * a.tw;
     a.x_image = a.C * g.H * g.W + 5;  // a gap between images: never read
     const std::vector<float> x = lcg_values(size_t(2 * a.x_image), uint64_t(g.W));
     a.x = x.data();
@@ -529,54 +537,54 @@ TEST_CASE("every target's Winograd F(4x4, 3x3) transforms match float64, clipped
       return ih < 0 || ih >= g.H || iw < 0 || iw >= g.W ? 0.0 : x[size_t(n * a.x_image + (c * g.H + ih) * g.W + iw)];
     };
     // the input transform, exactly as defined
-    std::vector<double> vwant(size_t(36 * a.C * a.T)), vscale(vwant.size());
+    std::vector<double> vwant(size_t(A * A * a.C * a.T)), vscale(vwant.size());
     for (int64_t n = 0; n < 2; ++n)
       for (int64_t c = 0; c < a.C; ++c)
         for (int64_t r = 0; r < a.th; ++r)
           for (int64_t l = 0; l < a.tw; ++l)
-            for (int i = 0; i < 6; ++i)
-              for (int j = 0; j < 6; ++j) {
+            for (int i = 0; i < A; ++i)
+              for (int j = 0; j < A; ++j) {
                 double v = 0, sc = 0;
-                for (int p = 0; p < 6; ++p)
-                  for (int q = 0; q < 6; ++q) {
-                    const double t = BT[i][p] * padded(n, c, 4 * r + p, 4 * l + q) * BT[j][q];
+                for (int p = 0; p < A; ++p)
+                  for (int q = 0; q < A; ++q) {
+                    const double t = BT[i][p] * padded(n, c, m * r + p, m * l + q) * BT[j][q];
                     v += t;
                     sc += std::abs(t);
                   }
-                const size_t at = size_t(((i * 6 + j) * a.C + c) * a.T + (n * a.th + r) * a.tw + l);
+                const size_t at = size_t(((i * A + j) * a.C + c) * a.T + (n * a.th + r) * a.tw + l);
                 vwant[at] = v;
                 vscale[at] = sc;
               }
     // the output transform's operands: Mᵀ[ξ][t][o] and bias over 21 output channels (whole
     // vectors and a part), planes with a gap
     a.OC = 21;
-    const std::vector<float> m = lcg_values(size_t(36 * a.OC * a.T), 7), bias = lcg_values(size_t(a.OC), 8);
-    a.m = m.data();
+    const std::vector<float> mt = lcg_values(size_t(A * A * a.OC * a.T), 7), bias = lcg_values(size_t(a.OC), 8);
+    a.m = mt.data();
     a.bias = bias.data();
     a.y_image = a.OC * a.OH * a.OW + 3;
     for (CpuIsa isa : isas) {
-      INFO("isa " << cpu_isa_name(isa) << " H " << g.H << " W " << g.W);
+      INFO("F(" << m << ") isa " << cpu_isa_name(isa) << " H " << g.H << " W " << g.W);
       std::vector<float> v(vwant.size() + 1, -7.0f);  // one guard element
       a.v = v.data();
-      winograd_input_kernel_for(isa)(a, 0, a.C);
+      winograd_input_kernel_for(isa, m)(a, 0, a.C);
       CHECK(v.back() == -7.0f);
       double worst = 0;
       for (size_t i = 0; i < vwant.size(); ++i) worst = std::max(worst, std::abs(v[i] - vwant[i]) / (vscale[i] + 1e-30));
       CHECK(worst < 1e-6);
       std::vector<float> y(size_t(2 * a.y_image), -7.0f);
       a.y = y.data();
-      winograd_output_kernel_for(isa)(a, 0, a.OC);
+      winograd_output_kernel_for(isa, m)(a, 0, a.OC);
       double worst_y = 0;
       int64_t bad = 0;
       for (int64_t n = 0; n < 2; ++n)
         for (int64_t o = 0; o < a.OC; ++o)
           for (int64_t oh = 0; oh < a.OH; ++oh)
             for (int64_t ow = 0; ow < a.OW; ++ow) {
-              const int64_t r = oh / 4, l = ow / 4, i = oh % 4, j = ow % 4;
+              const int64_t r = oh / m, l = ow / m, i = oh % m, j = ow % m;
               double want = bias[size_t(o)], sc = std::abs(want);
-              for (int p = 0; p < 6; ++p)
-                for (int q = 0; q < 6; ++q) {
-                  const double t = AT[i][p] * m[size_t(((p * 6 + q) * a.T + (n * a.th + r) * a.tw + l) * a.OC + o)] * AT[j][q];
+              for (int p = 0; p < A; ++p)
+                for (int q = 0; q < A; ++q) {
+                  const double t = AT[i][p] * mt[size_t(((p * A + q) * a.T + (n * a.th + r) * a.tw + l) * a.OC + o)] * AT[j][q];
                   want += t;
                   sc += std::abs(t);
                 }
@@ -591,19 +599,20 @@ TEST_CASE("every target's Winograd F(4x4, 3x3) transforms match float64, clipped
   // the weight transform, in float64 then rounded once: within half an ulp of G g Gᵀ
   const int64_t OC = 3, C = 4;
   const std::vector<float> w = lcg_values(size_t(OC * C * 9), 9);
-  std::vector<float> u(size_t(36 * OC * C));
-  winograd_weight_transform(w.data(), OC, C, u.data());
+  std::vector<float> u(size_t(A * A * OC * C));
+  winograd_weight_transform(w.data(), OC, C, u.data(), m);
   int64_t bad = 0;
   for (int64_t o = 0; o < OC; ++o)
     for (int64_t c = 0; c < C; ++c)
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j) {
           double want = 0;
           for (int p = 0; p < 3; ++p)
             for (int q = 0; q < 3; ++q) want += G[i][p] * w[size_t((o * C + c) * 9 + p * 3 + q)] * G[j][q];
-          bad += std::abs(u[size_t(((i * 6 + j) * C + c) * OC + o)] - want) > std::abs(want) * 6e-8 + 1e-12;
+          bad += std::abs(u[size_t(((i * A + j) * C + c) * OC + o)] - want) > std::abs(want) * 6e-8 + 1e-12;
         }
   CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("every vector target this CPU runs reduces rows and columns and computes softmax to float64 accuracy",

@@ -53,8 +53,8 @@ struct ConvCase {
   int64_t groups;
   bool transposed;
   bool unbatched = false;  ///< pass `x` without its batch dim (N must be 1)
-  /// float32 runs Winograd F(4x4, 3x3) (ops/conv.hpp winograd_pays): checked against the sum
-  /// of the terms' magnitudes, as its transforms' error scales with it
+  /// float32 may run Winograd (ops/conv.hpp winograd_tile): checked against the sum of the
+  /// terms' magnitudes, as its transforms' error scales with it
   bool winograd = false;
 };
 
@@ -114,6 +114,14 @@ std::vector<double> ref_conv(const ConvCase& c, const std::vector<double>& x, co
       }
     }
   return y;
+}
+
+/// Worst |got - want| / mag over the elements.
+double worst_rel(const std::vector<double>& got, const std::vector<double>& want, const std::vector<double>& mag) {
+  REQUIRE(got.size() == want.size());
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / (mag[i] + 1e-30));
+  return worst;
 }
 
 /// The `aten::_convolution` arguments of `c`.
@@ -222,14 +230,15 @@ const std::vector<ConvCase> kCases = {
     // stride 2, dilated (2, 1), a 5x3 window
     {Dims{1, 45, 23, 30}, Dims{70, 45, 3, 3}, true, {1, 1}, {1, 1}, {2, 1}, {}, 1, false},
     {Dims{1, 6, 40, 37}, Dims{8, 3, 5, 3}, true, {2, 2}, {2, 1}, {2, 1}, {}, 2, false},
-    // Winograd F(4x4, 3x3) (3x3, stride 1, >= 8 channels per group; ops/conv.hpp winograd_pays):
-    // a 23x30 output (the last tile row and column clipped) over 405-deep channels, 70 outputs;
-    // two groups with padding (2, 0) and 17x21 images; 130 images of 6x6 (4 tiles each) in a
-    // pass of 128 and a short pass of 2; 8 channels in, 8 out, no bias
-    {Dims{1, 45, 23, 30}, Dims{70, 45, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false, false, true},
-    {Dims{2, 32, 17, 21}, Dims{40, 16, 3, 3}, true, {1, 1}, {2, 0}, {1, 1}, {}, 2, false, false, true},
-    {Dims{130, 8, 6, 6}, Dims{8, 8, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false, false, true},
-    {Dims{1, 8, 13, 9}, Dims{8, 8, 3, 3}, false, {1, 1}, {0, 0}, {1, 1}, {}, 1, false, false, true},
+    // Winograd (3x3, stride 1; ops/conv.hpp winograd_tile): a 23x30 output (the last tile row
+    // and column clipped) over 405-deep channels, 150 outputs (channel vectors and a part); two
+    // groups of 128 outputs with padding (2, 0) and 17x21 images; 130 images of 6x6 (F(4x4): 4
+    // tiles each, a pass of 128 and a short pass of 2; 32 outputs: too few for F(2x2)); 8
+    // channels in, 128 out, no bias, an 11x7 output (F(2x2) only: 6 tiles of 4x4 are too few)
+    {Dims{1, 45, 23, 30}, Dims{150, 45, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false, false, true},
+    {Dims{2, 32, 17, 21}, Dims{256, 16, 3, 3}, true, {1, 1}, {2, 0}, {1, 1}, {}, 2, false, false, true},
+    {Dims{130, 8, 6, 6}, Dims{32, 8, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false, false, true},
+    {Dims{1, 8, 13, 9}, Dims{128, 8, 3, 3}, false, {1, 1}, {0, 0}, {1, 1}, {}, 1, false, false, true},
 };
 
 }  // namespace
@@ -250,46 +259,62 @@ TEMPLATE_TEST_CASE("aten::_convolution against float64 references", "[ops][conv]
     CHECK(r.dtype() == dtype_of<T>());
     CHECK(r.sizes() == (c.unbatched ? Dims(shape.begin() + 1, shape.end()) : shape));
     if (c.winograd && std::is_same_v<T, float>) {
-      // Winograd's float32 error: within 2e-6 of the terms' magnitude (measured: 1e-6 and
-      // below; the direct GEMM's 1e-7)
-      const std::vector<double> got = vals(r.template get<T>());
-      double worst = 0;
-      for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / (mag[i] + 1e-30));
-      CHECK(worst < 2e-6);
+      // the default F(2x2, 3x3) (or the direct GEMM): within 4e-7 of the terms' magnitude
+      CHECK(worst_rel(vals(r.template get<T>()), want, mag) < 4e-7);
     } else {
       check_near(vals(r.template get<T>()), want, e, 4 * e);
     }
   }
 }
 
-TEST_CASE("convolution: set_conv_winograd(false) runs Winograd's geometries on the direct GEMM", "[ops][conv][winograd]") {
-  const ConvCase& c = kCases[20];
-  REQUIRE(c.winograd);
-  const Tensor<float> x = sinus<float>(c.x, 0.37, 2.0), w = sinus<float>(c.w, 0.91, 1.0);
-  const Tensor<float> b = sinus<float>(Dims{c.w[0]}, 1.3, 0.5);
-  Dims shape;
-  const std::vector<double> want = ref_conv(c, vals(x), vals(w), vals(b), shape);
-  auto run = [&] {
-    return vals(ops::call_by_name("aten::_convolution", conv_args(c, AnyTensor(x), AnyTensor(w), AnyTensor(b))).get<float>());
-  };
-  REQUIRE(torchtpu::conv_winograd_enabled());
-  const std::vector<double> wino = run();
-  torchtpu::set_conv_winograd(false);
-  std::vector<double> direct;
-  try {
-    direct = run();
-  } catch (...) {
-    torchtpu::set_conv_winograd(true);
-    throw;
+TEST_CASE("convolution: Winograd F(2x2, 3x3) and F(4x4, 3x3) against float64; set_conv_winograd", "[ops][conv][winograd]") {
+  // Each Winograd case runs with Winograd off, then with each setting, checking which tile
+  // ops/conv.hpp takes (so the test cannot pass through the direct GEMM unnoticed). Bounds over the sum of the
+  // terms' magnitudes: F(2x2) 4e-7 (measured 1.3e-7, the direct GEMM's 1.2e-7), F(4x4) 5e-6
+  // (measured up to 2.9e-6).
+  struct Reset {
+    ~Reset() { torchtpu::set_conv_winograd(2); }
+  } reset;
+  REQUIRE(torchtpu::conv_winograd() == 2);
+  CHECK_THROWS_AS(torchtpu::set_conv_winograd(3), torchtpu::ValueError);
+  CHECK(torchtpu::conv_winograd() == 2);
+  for (size_t ci = 20; ci < 24; ++ci) {
+    const ConvCase& c = kCases[ci];
+    REQUIRE(c.winograd);
+    INFO("case " << ci);
+    const Tensor<float> x = sinus<float>(c.x, 0.37, 2.0), w = sinus<float>(c.w, 0.91, 1.0);
+    const Tensor<float> b = c.bias ? sinus<float>(Dims{c.w[0]}, 1.3, 0.5) : Tensor<float>();
+    Dims shape;
+    std::vector<double> mag;
+    const std::vector<double> want = ref_conv(c, vals(x), vals(w), c.bias ? vals(b) : std::vector<double>{}, shape, &mag);
+    auto run = [&] {
+      return vals(ops::call_by_name("aten::_convolution", conv_args(c, AnyTensor(x), AnyTensor(w), c.bias ? AnyTensor(b) : AnyTensor()))
+                      .get<float>());
+    };
+    ops::detail::ConvGeom g;  // the geometry conv2d_fast sees
+    g.N = c.x[0]; g.C = c.x[1]; g.OC = c.w[0]; g.G = c.groups; g.Cg = c.x[1] / c.groups; g.OCg = c.w[0] / c.groups;
+    g.in[1] = c.x[2]; g.in[2] = c.x[3]; g.k[1] = g.k[2] = 3;
+    g.out[1] = c.x[2] + 2 * c.p[0] - 2; g.out[2] = c.x[3] + 2 * c.p[1] - 2;
+    torchtpu::set_conv_winograd(0);
+    const std::vector<double> direct = run();
+    check_near(direct, want, 1e-5, 4e-5);  // the direct GEMM's float32 accuracy
+    for (int setting : {2, 4}) {
+      INFO("setting " << setting);
+      torchtpu::set_conv_winograd(setting);
+      // setting 2: F(2x2) where it pays (case 22: 32 outputs, too few); 4: F(4x4) first
+      // (case 23: 6 tiles of 4x4, too few: F(2x2))
+      const int want_tile = !torchtpu::detail::cpu_has_vector_gemm() ? 0
+                            : setting == 4                           ? (ci == 23 ? 2 : 4)
+                                                                     : (ci == 22 ? 0 : 2);
+      const int tile = torchtpu::detail::cpu_has_vector_gemm() ? ops::detail::winograd_tile(g, torchtpu::detail::sgemm_kernels()) : 0;
+      CHECK(tile == want_tile);
+      const std::vector<double> got = run();
+      CHECK(worst_rel(got, want, mag) < (tile == 4 ? 5e-6 : 4e-7));
+      double differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) differ = std::max(differ, std::fabs(got[i] - direct[i]));
+      CHECK((differ > 0) == (tile != 0));  // another rounding exactly when Winograd ran
+    }
   }
-  torchtpu::set_conv_winograd(true);
-  check_near(direct, want, 1e-5, 4e-5);  // the direct GEMM's float32 accuracy
-  double differ = 0;
-  for (size_t i = 0; i < wino.size(); ++i) differ = std::max(differ, std::fabs(wino[i] - direct[i]));
-  // the two paths round differently: the switch took effect (the scalar engine has no Winograd)
-  if (torchtpu::detail::cpu_has_vector_gemm()) CHECK(differ > 0);
-  else CHECK(differ == 0);
-  CHECK(run() == wino);  // on again
 }
 
 TEMPLATE_TEST_CASE("conv1d/2d/3d and conv_transpose1d/2d/3d front ends", "[ops][conv]", half, bfloat16, float, double) {

@@ -85,6 +85,10 @@ inline FloatLane select(FloatLaneMask m, FloatLane a, FloatLane b) { return m.m 
 inline void vstore(float* p, FloatLane x, int64_t n) {
   if (n > 0) *p = x.v;
 }
+/// out[k] = p[k], k < 2 (the vector types' deinterleaving load, one lane).
+inline void vload_deinterleave2(const float* p, FloatLane* out) {
+  for (int k = 0; k < 2; ++k) out[k] = {p[k]};
+}
 /// out[k] = p[k], k < 4 (the vector types' deinterleaving load, one lane).
 inline void vload_deinterleave4(const float* p, FloatLane* out) {
   for (int k = 0; k < 4; ++k) out[k] = {p[k]};

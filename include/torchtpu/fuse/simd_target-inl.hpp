@@ -337,6 +337,13 @@ inline TORCHTPU_FV vconcat_odd(TORCHTPU_FV hi, TORCHTPU_FV lo) {
   return TORCHTPU_FV::of(hwy::HWY_NAMESPACE::ConcatOdd(TORCHTPU_FV::D(), hi.h(), lo.h()));
 }
 
+/// Two vectors from the 2 · lanes floats at `p`, deinterleaved: lane l of out[k] is
+/// p[2 l + k] (Highway's LoadInterleaved2).
+inline void vload_deinterleave2(const float* p, TORCHTPU_FV* out) {
+  typename TORCHTPU_FV::H a, b;
+  hwy::HWY_NAMESPACE::LoadInterleaved2(TORCHTPU_FV::D(), p, a, b);
+  out[0] = TORCHTPU_FV::of(a); out[1] = TORCHTPU_FV::of(b);
+}
 /// Four vectors from the 4 · lanes floats at `p`, deinterleaved: lane l of out[k] is
 /// p[4 l + k] (Highway's LoadInterleaved4).
 inline void vload_deinterleave4(const float* p, TORCHTPU_FV* out) {

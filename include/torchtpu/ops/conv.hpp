@@ -278,61 +278,72 @@ void conv_epilogue_rows(const Tensor<float>& dest, const Tensor<float>* bias, co
 }
 
 /// Images per Winograd pass for `tiles` tiles per image: enough for about 512 tiles (the
-/// GEMMs' columns), at most `N`.
+/// GEMMs' rows), at most `N`.
 inline int64_t winograd_images(int64_t N, int64_t tiles) { return std::min<int64_t>(N, std::max<int64_t>(1, 512 / tiles)); }
 
-/// True when `g` (float32, not transposed) runs as Winograd F(4x4, 3x3) on the vector GEMM
-/// (`conv_winograd_enabled()`): a 3x3 window, stride 1, dilation 1, at least 8 channels in and
-/// out per group, at least 16 tiles per pass, and the 36 GEMMs' tile work (`sgemm_tile_work`,
-/// padding included) under 0.55x the direct product's (9 taps over the output positions).
-/// With fewer tiles the transformed weight (4x the weight) is read for too little work:
-/// 512 channels at 7x7 (4 tiles) ran 2.6 -> 5.2 ms (AVX-512, 1 thread).
-inline bool winograd_pays(const ConvGeom& g, const torchtpu::detail::SgemmKernels& kern) {
-  if (!conv_winograd_enabled() || g.transposed || g.nsp != 2 || g.k[1] != 3 || g.k[2] != 3 || g.s[1] != 1 ||
-      g.s[2] != 1 || g.d[1] != 1 || g.d[2] != 1 || g.Cg < 8 || g.OCg < 8)
-    return false;
-  const int64_t tiles = ((g.out[1] + 3) / 4) * ((g.out[2] + 3) / 4), nb = winograd_images(g.N, tiles);
-  if (nb * tiles < 16) return false;
-  const int64_t wino = 36 * torchtpu::detail::sgemm_tile_work(nb * tiles, g.OCg, kern);
-  const int64_t direct = 9 * torchtpu::detail::sgemm_tile_work(g.OCg, nb * g.out[1] * g.out[2], kern);
-  return 100 * wino < 55 * direct;
+/// The output tile (2 or 4) `g` (float32, not transposed) runs Winograd F(tile x tile, 3x3)
+/// with on the vector GEMM, or 0. `conv_winograd()` allows none (0), F(2x2) (2) or both (4:
+/// F(4x4) first). A tile is taken for a 3x3 window, stride 1, dilation 1, at least 8 channels
+/// in and out per group, at least 16 tiles per pass, and the GEMMs' tile work
+/// (`sgemm_tile_work`, padding included) under 0.55x the direct product's (9 taps over the
+/// output positions). With fewer tiles the transformed weight (1.8x or 4x the weight) is read
+/// for too little work: F(4x4) at 7x7 (4 tiles) with 512 channels ran 2.6 -> 5.2 ms (AVX-512,
+/// 1 thread). F(2x2) also needs 128 output channels per group: its transforms cost more per
+/// multiply saved, and with fewer channels they eat the GEMMs' gain (64 channels at 56x56:
+/// 1.85 -> 1.76 ms, the transforms 0.84 ms of it).
+inline int winograd_tile(const ConvGeom& g, const torchtpu::detail::SgemmKernels& kern) {
+  const int allowed = conv_winograd();
+  if (allowed == 0 || g.transposed || g.nsp != 2 || g.k[1] != 3 || g.k[2] != 3 || g.s[1] != 1 || g.s[2] != 1 ||
+      g.d[1] != 1 || g.d[2] != 1 || g.Cg < 8 || g.OCg < 8)
+    return 0;
+  for (const int m : {4, 2}) {
+    if (m > allowed || (m == 2 && g.OCg < 128)) continue;
+    const int64_t tiles = ((g.out[1] + m - 1) / m) * ((g.out[2] + m - 1) / m), nb = winograd_images(g.N, tiles);
+    if (nb * tiles < 16) continue;
+    const int64_t wino = (m + 2) * (m + 2) * torchtpu::detail::sgemm_tile_work(nb * tiles, g.OCg, kern);
+    const int64_t direct = 9 * torchtpu::detail::sgemm_tile_work(g.OCg, nb * g.out[1] * g.out[2], kern);
+    if (100 * wino < 55 * direct) return m;
+  }
+  return 0;
 }
 
 /// Key of a weight's Winograd transform in ConstantPacks (`fn`: this function's address).
 inline void winograd_weight_tag() {}
 
-/// `conv2d_fast` as Winograd F(4x4, 3x3) (fuse/winograd.hpp; `winograd_pays(g)`): per group
-/// and pass of `winograd_images` images, the input transform V[36][Cg][T], 36 GEMMs
-/// Mᵀ[ξ] = V[ξ]ᵀ · Uᵀ[ξ] ([T x Cg] · [Cg x OCg], split over the thread pool by ξ), the output
+/// `conv2d_fast` as Winograd F(m x m, 3x3), m = `tile` (fuse/winograd.hpp; `winograd_tile(g)`):
+/// per group and pass of `winograd_images` images, the input transform V[P][Cg][T] (P =
+/// (m + 2)² points), P GEMMs Mᵀ[ξ] = V[ξ]ᵀ · Uᵀ[ξ] ([T x Cg] · [Cg x OCg], split over the thread
+/// pool by ξ), the output
 /// transform into `out4` with the bias, then `ep` on 32 channels at a time. The weight's
 /// transform Uᵀ is computed and packed for the GEMM once for a pinned weight (a loaded
 /// model's, ConstantPacks: about 4x the weight's memory, kept while it is pinned); per call
 /// otherwise. Accuracy: the transforms' constants (up to 8
 /// and 1/24) make the error about ten times the direct product's (tests/ops/test_conv.cpp).
 template <class Ep>
-void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc, const Tensor<float>* b,
+void conv2d_winograd(const ConvGeom& g, int tile, const float* xp, const Tensor<float>& wc, const Tensor<float>* b,
                      Tensor<float>& out4, const Ep& ep) {
   using FloatTensor = Tensor<float>;
   namespace td = torchtpu::detail;
   const td::SgemmKernels& kern = td::sgemm_kernels();
   const int64_t N = g.N, C = g.C, H = g.in[1], W = g.in[2], OC = g.OC, Cg = g.Cg, OCg = g.OCg;
   const int64_t OH = g.out[1], OW = g.out[2];
-  const int64_t th = (OH + 3) / 4, tw = (OW + 3) / 4, tiles = th * tw, nb = winograd_images(N, tiles);
+  const int64_t m = tile, P = (m + 2) * (m + 2);
+  const int64_t th = (OH + m - 1) / m, tw = (OW + m - 1) / m, tiles = th * tw, nb = winograd_images(N, tiles);
   const FloatTensor bc = b ? b->contiguous() : FloatTensor();
-  const FloatTensor vbuf = FloatTensor::empty(Dims{36 * Cg * nb * tiles});
-  const FloatTensor mbuf = FloatTensor::empty(Dims{36 * OCg * nb * tiles});
-  const size_t ufloats = size_t(36 * Cg * OCg), upacked = td::sgemm_packed_b_floats(Cg, OCg, kern);
+  const FloatTensor vbuf = FloatTensor::empty(Dims{P * Cg * nb * tiles});
+  const FloatTensor mbuf = FloatTensor::empty(Dims{P * OCg * nb * tiles});
+  const size_t ufloats = size_t(P * Cg * OCg), upacked = td::sgemm_packed_b_floats(Cg, OCg, kern);
   FloatTensor ubuf;
   for (int64_t gi = 0; gi < g.G; ++gi) {
     const float* wg = wc.data_ptr() + gi * OCg * Cg * 9;
-    // a pinned weight: each ξ's Uᵀ packed as the GEMM's B, kept (36 x the packed [Cg x OCg]:
-    // about 4x the weight); else Uᵀ computed into `ubuf` and packed by the GEMM
+    // a pinned weight: each ξ's Uᵀ packed as the GEMM's B, kept (P x the packed [Cg x OCg]);
+    // else Uᵀ computed into `ubuf` and packed by the GEMM
     const float* packed = td::ConstantPacks::instance().get(
-        td::PackKey{uintptr_t(wg), OCg, Cg, 3, 3, kern.blocking.kc, kern.nr, false, uintptr_t(&winograd_weight_tag)},
-        36 * upacked, [&](float* dst) {
+        td::PackKey{uintptr_t(wg), OCg, Cg, m, 3, kern.blocking.kc, kern.nr, false, uintptr_t(&winograd_weight_tag)},
+        P * upacked, [&](float* dst) {
           std::vector<float> ut(ufloats);
-          td::winograd_weight_transform(wg, OCg, Cg, ut.data());
-          for (int64_t xi = 0; xi < 36; ++xi) {
+          td::winograd_weight_transform(wg, OCg, Cg, ut.data(), tile);
+          for (int64_t xi = 0; xi < P; ++xi) {
             td::SgemmArgs s;
             s.k = Cg; s.n = OCg;
             s.b = ut.data() + xi * Cg * OCg; s.sbk = OCg; s.sbn = 1;
@@ -342,7 +353,7 @@ void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc
     const float* u = nullptr;
     if (!packed) {
       if (!ubuf.defined()) ubuf = FloatTensor::empty(Dims{int64_t(ufloats)});
-      td::winograd_weight_transform(wg, OCg, Cg, ubuf.data_ptr());
+      td::winograd_weight_transform(wg, OCg, Cg, ubuf.data_ptr(), tile);
       u = ubuf.data_ptr();
     }
     for (int64_t n0 = 0; n0 < N; n0 += nb) {
@@ -351,7 +362,7 @@ void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc
       a.x_image = C * H * W;
       a.C = Cg; a.H = H; a.W = W; a.ph = g.lo[1]; a.pw = g.lo[2]; a.OH = OH; a.OW = OW;
       a.images = std::min(nb, N - n0);
-      a.th = th; a.tw = tw; a.T = a.images * tiles;
+      a.tile = m; a.th = th; a.tw = tw; a.T = a.images * tiles;
       a.v = vbuf.data_ptr();
       a.m = mbuf.data_ptr();
       a.OC = OCg;
@@ -360,7 +371,7 @@ void conv2d_winograd(const ConvGeom& g, const float* xp, const Tensor<float>& wc
       a.y_image = OC * OH * OW;
       td::winograd_input(a);
       const int64_t T = a.T;
-      td::parallel_chunks(36, td::chunks_for(36 * OCg * Cg * T, int64_t(1) << 18), 1, [&](int64_t x0, int64_t x1) {
+      td::parallel_chunks(P, td::chunks_for(P * OCg * Cg * T, int64_t(1) << 18), 1, [&](int64_t x0, int64_t x1) {
         for (int64_t xi = x0; xi < x1; ++xi) {
           td::SgemmArgs s;
           s.m = T; s.n = OCg; s.k = Cg;
@@ -417,9 +428,11 @@ void conv2d_fast(const ConvGeom& g, const Tensor<float>& xin, const Tensor<float
     return;
   }
 #if TORCHTPU_HAS_VECTOR_PATH
-  if (torchtpu::detail::cpu_has_vector_gemm() && winograd_pays(g, torchtpu::detail::sgemm_kernels())) {
-    conv2d_winograd(g, xp, wc, b, out4, ep);
-    return;
+  if (torchtpu::detail::cpu_has_vector_gemm()) {
+    if (const int tile = winograd_tile(g, torchtpu::detail::sgemm_kernels())) {
+      conv2d_winograd(g, tile, xp, wc, b, out4, ep);
+      return;
+    }
   }
 #endif
   const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && g.hi[1] == 0 && g.hi[2] == 0;

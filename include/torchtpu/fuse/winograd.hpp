@@ -284,42 +284,30 @@ struct WinogradOutputBody {
   }
 };
 
-/// `WinogradInputBody<M>` on one lane (the scalar path).
-template <int M>
-void winograd_input_scalar(const WinogradArgs& a, int64_t c0, int64_t c1) {
-  WinogradInputBody<M>{}.template operator()<FloatLane>(a, c0, c1);
-}
-/// `WinogradOutputBody<M>` on one lane (the scalar path).
-template <int M>
-void winograd_output_scalar(const WinogradArgs& a, int64_t o0, int64_t o1) {
-  WinogradOutputBody<M>{}.template operator()<FloatLane>(a, o0, o1);
+/// `Body<M>` (WinogradInputBody, WinogradOutputBody) on one lane (the scalar path).
+template <template <int> class Body, int M>
+void winograd_scalar(const WinogradArgs& a, int64_t b, int64_t e) {
+  Body<M>{}.template operator()<FloatLane>(a, b, e);
 }
 
 /// Channels [c0, c1) or output channels [o0, o1) of a transform on this thread.
 using WinogradFn = void (*)(const WinogradArgs&, int64_t, int64_t);
 
-/// The input transform's kernel of F(tile x tile, 3x3) (tile 2 or 4) for instruction set `isa`
-/// (the one-lane code for scalar).
-inline WinogradFn winograd_input_kernel_for(CpuIsa isa, int64_t tile) {
+/// `Body<tile>`'s kernel (tile 2 or 4) for instruction set `isa` (the one-lane code for scalar).
+template <template <int> class Body>
+WinogradFn winograd_kernel_for(CpuIsa isa, int64_t tile) {
 #if TORCHTPU_HAS_VECTOR_PATH
-  if (tile == 2) return vector_entry_for<WinogradInputBody<2>>(isa, &winograd_input_scalar<2>);
-  return vector_entry_for<WinogradInputBody<4>>(isa, &winograd_input_scalar<4>);
+  if (tile == 2) return vector_entry_for<Body<2>>(isa, &winograd_scalar<Body, 2>);
+  return vector_entry_for<Body<4>>(isa, &winograd_scalar<Body, 4>);
 #else
   (void)isa;
-  return tile == 2 ? &winograd_input_scalar<2> : &winograd_input_scalar<4>;
+  return tile == 2 ? &winograd_scalar<Body, 2> : &winograd_scalar<Body, 4>;
 #endif
 }
-/// The output transform's kernel of F(tile x tile, 3x3) (tile 2 or 4) for instruction set
-/// `isa` (the one-lane code for scalar).
-inline WinogradFn winograd_output_kernel_for(CpuIsa isa, int64_t tile) {
-#if TORCHTPU_HAS_VECTOR_PATH
-  if (tile == 2) return vector_entry_for<WinogradOutputBody<2>>(isa, &winograd_output_scalar<2>);
-  return vector_entry_for<WinogradOutputBody<4>>(isa, &winograd_output_scalar<4>);
-#else
-  (void)isa;
-  return tile == 2 ? &winograd_output_scalar<2> : &winograd_output_scalar<4>;
-#endif
-}
+/// The input transform's kernel of F(tile x tile, 3x3) for instruction set `isa`.
+inline WinogradFn winograd_input_kernel_for(CpuIsa isa, int64_t tile) { return winograd_kernel_for<WinogradInputBody>(isa, tile); }
+/// The output transform's kernel of F(tile x tile, 3x3) for instruction set `isa`.
+inline WinogradFn winograd_output_kernel_for(CpuIsa isa, int64_t tile) { return winograd_kernel_for<WinogradOutputBody>(isa, tile); }
 
 /// The input transform of `a` (V[P][C][T] from the input), with the engine's instruction
 /// set, split over the thread pool by channels.

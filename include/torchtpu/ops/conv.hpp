@@ -284,13 +284,15 @@ inline int64_t winograd_images(int64_t N, int64_t tiles) { return std::min<int64
 /// The output tile (2 or 4) `g` (float32, not transposed) runs Winograd F(tile x tile, 3x3)
 /// with on the vector GEMM, or 0. `conv_winograd()` allows none (0), F(2x2) (2) or both (4:
 /// F(4x4) first). A tile is taken for a 3x3 window, stride 1, dilation 1, at least 8 channels
-/// in and out per group, at least 16 tiles per pass, and the GEMMs' tile work
-/// (`sgemm_tile_work`, padding included) under 0.55x the direct product's (9 taps over the
-/// output positions). With fewer tiles the transformed weight (1.8x or 4x the weight) is read
-/// for too little work: F(4x4) at 7x7 (4 tiles) with 512 channels ran 2.6 -> 5.2 ms (AVX-512,
-/// 1 thread). F(2x2) also needs 128 output channels per group: its transforms cost more per
-/// multiply saved, and with fewer channels they eat the GEMMs' gain (64 channels at 56x56:
-/// 1.85 -> 1.76 ms, the transforms 0.84 ms of it).
+/// in and out per group, at least 16 tiles per pass for F(4x4) and 32 for F(2x2), and the
+/// GEMMs' tile work (`sgemm_tile_work`, padding included) under 0.55x the direct product's (9
+/// taps over the output positions). With fewer tiles the transformed weight (1.8x or 4x the
+/// weight) is read for too little work: F(4x4) at 7x7 (4 tiles) with 512 channels ran 2.6 ->
+/// 5.2 ms, F(2x2) there (16 tiles) no faster than the direct GEMM with the weight read from
+/// memory (1.92 ms both; AVX-512, 1 thread) while keeping 17 MB per layer. F(2x2) also needs
+/// 128 output channels per group: its transforms cost more per multiply saved, and with fewer
+/// channels they eat the GEMMs' gain (64 channels at 56x56: 1.85 -> 1.76 ms, the transforms
+/// 0.84 ms of it).
 inline int winograd_tile(const ConvGeom& g, const torchtpu::detail::SgemmKernels& kern) {
   const int allowed = conv_winograd();
   if (allowed == 0 || g.transposed || g.nsp != 2 || g.k[1] != 3 || g.k[2] != 3 || g.s[1] != 1 || g.s[2] != 1 ||
@@ -299,7 +301,7 @@ inline int winograd_tile(const ConvGeom& g, const torchtpu::detail::SgemmKernels
   for (const int m : {4, 2}) {
     if (m > allowed || (m == 2 && g.OCg < 128)) continue;
     const int64_t tiles = ((g.out[1] + m - 1) / m) * ((g.out[2] + m - 1) / m), nb = winograd_images(g.N, tiles);
-    if (nb * tiles < 16) continue;
+    if (nb * tiles < (m == 2 ? 32 : 16)) continue;
     const int64_t wino = (m + 2) * (m + 2) * torchtpu::detail::sgemm_tile_work(nb * tiles, g.OCg, kern);
     const int64_t direct = 9 * torchtpu::detail::sgemm_tile_work(g.OCg, nb * g.out[1] * g.out[2], kern);
     if (100 * wino < 55 * direct) return m;

@@ -315,12 +315,11 @@ inline void winograd_weight_tag() {}
 /// `conv2d_fast` as Winograd F(m x m, 3x3), m = `tile` (fuse/winograd.hpp; `winograd_tile(g)`):
 /// per group and pass of `winograd_images` images, the input transform V[P][Cg][T] (P =
 /// (m + 2)² points), P GEMMs Mᵀ[ξ] = V[ξ]ᵀ · Uᵀ[ξ] ([T x Cg] · [Cg x OCg], split over the thread
-/// pool by ξ), the output
-/// transform into `out4` with the bias, then `ep` on 32 channels at a time. The weight's
-/// transform Uᵀ is computed and packed for the GEMM once for a pinned weight (a loaded
-/// model's, ConstantPacks: about 4x the weight's memory, kept while it is pinned); per call
-/// otherwise. Accuracy: the transforms' constants (up to 8
-/// and 1/24) make the error about ten times the direct product's (tests/ops/test_conv.cpp).
+/// pool by ξ), the output transform into `out4` with the bias, then `ep` on 32 channels at a
+/// time. The weight's transform Uᵀ is computed and packed for the GEMM once for a pinned weight
+/// (a loaded model's, ConstantPacks: P / 9 times the weight's memory, kept while it is pinned);
+/// per call otherwise. Accuracy: F(2x2)'s error is about the direct product's; F(4x4)'s
+/// constants (up to 8 and 1/24) make it about ten times that (tests/ops/test_conv.cpp).
 template <class Ep>
 void conv2d_winograd(const ConvGeom& g, int tile, const float* xp, const Tensor<float>& wc, const Tensor<float>* b,
                      Tensor<float>& out4, const Ep& ep) {

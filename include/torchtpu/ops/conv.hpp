@@ -388,10 +388,7 @@ void conv2d_winograd(const ConvGeom& g, int tile, const float* xp, const Tensor<
       if constexpr (!is_store_epilogue<Ep>) {
         for (int64_t n = n0; n < n0 + a.images; ++n) {
           const FloatTensor dest = out4.select(0, n).narrow(0, gi * OCg, OCg);
-          for (int64_t t = 0; t < OCg; t += 32) {
-            const FloatTensor d = dest.narrow(0, t, std::min<int64_t>(32, OCg - t));
-            ep(d, d);
-          }
+          conv_epilogue_rows(dest, nullptr, ep, 0, OCg, [&dest](int64_t t, int64_t rows) { return dest.narrow(0, t, rows); });
         }
       }
     }

@@ -15,6 +15,7 @@
 #include <cstdio>     // std::printf, std::fprintf
 #include <charconv>   // std::from_chars
 #include <cstdlib>    // std::exit
+#include <map>        // std::map (--profile per kind)
 #include <optional>   // std::optional
 #include <string>     // std::string
 #include <type_traits>  // std::type_identity
@@ -101,6 +102,7 @@ struct Options {
   std::vector<std::string> inputs;  ///< --input, once per model input, in order
   bool check = false;
   int bench = 0;
+  int profile = 0;                  ///< --profile N: passes timed node by node (0: none)
   int torch_threads = 1;
 };
 
@@ -109,7 +111,7 @@ struct Options {
   std::fprintf(stderr,
                "usage: torchtpu-run MODEL.pt|MODEL.pt2 [--input FILE.npy ... | --data FILE.csv] [--device auto|cpu|tpu|cuda|xla_cpu]\n"
                "                    [--mode debug|strict|fused] [--check] [--bench N] [--reference FILE.npy]\n"
-               "                    [--output FILE.npy] [--torch-threads N] [--dtype float32|float16|bfloat16]\n"
+               "                    [--output FILE.npy] [--torch-threads N] [--dtype float32|float16|bfloat16] [--profile N]\n"
                "  --input FILE.npy    an input tensor of any dtype (float32 images, int64 token ids, masks),\n"
                "                      passed to the model as is; once per model input, in order\n"
                "  --dtype DTYPE       convert the floating inputs to DTYPE first (.npy has no bfloat16: a model\n"
@@ -120,6 +122,8 @@ struct Options {
                "                      TorchScript only: for a .pt2, compare with --reference)\n"
                "  --bench N           time N runs (after one warm-up) and print p50/p99, and one run's heap\n"
                "                      allocations and peak heap; with --check libtorch's latency too\n"
+               "  --profile N         time every node over N runs (after one warm-up; cpu only) and print the\n"
+               "                      nodes, slowest first, with their input shapes, and the time per node kind\n"
                "  --reference FILE    compare the output with a saved float32 or float64 .npy (e.g. libtorch's output)\n"
                "  --output FILE       write torchtpu's output as .npy (float32; a float16/bfloat16 output widened,\n"
                "                      which is exact)\n");
@@ -151,6 +155,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--mode") o.mode = next();
     else if (a == "--check") o.check = true;
     else if (a == "--bench") o.bench = parse_count(a, next(), 0);
+    else if (a == "--profile") o.profile = parse_count(a, next(), 1);
     else if (a == "--reference") o.reference = next();
     else if (a == "--output") o.output = next();
     else if (a == "--torch-threads") o.torch_threads = parse_count(a, next(), 1);
@@ -165,6 +170,33 @@ Options parse(int argc, char** argv) {
   if (!o.dtype.empty() && o.dtype != "float32" && o.dtype != "float16" && o.dtype != "bfloat16")
     usage(("--dtype must be float32, float16 or bfloat16, got '" + o.dtype + "'").c_str());
   return o;
+}
+
+/// --profile's report: every node, slowest first (time, share, kind, input shapes, location),
+/// then the time per node kind.
+void print_profile(const std::vector<torchtpu::jit::Graph::NodeProfile>& nodes, int passes) {
+  double total = 0;
+  for (const auto& n : nodes) total += n.seconds;
+  std::vector<size_t> order(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return nodes[a].seconds > nodes[b].seconds; });
+  std::printf("profile: %zu nodes, %.3f ms per forward (mean of %d)\n", nodes.size(), total * 1e3, passes);
+  std::printf("%9s %6s  %-24s %s\n", "ms", "%", "kind", "inputs (location)");
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& n = nodes[order[k]];
+    std::printf("%9.3f %6.2f  %-24s %s (%s)\n", n.seconds * 1e3, 100 * n.seconds / total, n.kind.c_str(),
+                n.inputs.c_str(), n.location.c_str());
+  }
+  std::map<std::string, std::pair<double, int>> kinds;
+  for (const auto& n : nodes) {
+    kinds[n.kind].first += n.seconds;
+    ++kinds[n.kind].second;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> by(kinds.begin(), kinds.end());
+  std::stable_sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::printf("per kind:\n%9s %6s %6s  %s\n", "ms", "%", "nodes", "kind");
+  for (const auto& [kind, t] : by)
+    std::printf("%9.3f %6.2f %6d  %s\n", t.first * 1e3, 100 * t.first / total, t.second, kind.c_str());
 }
 
 Mode parse_mode(const std::string& m) {
@@ -512,6 +544,10 @@ int run(const Options& o) {
                   o.torch_threads, o.torch_threads == 1 ? "" : "s", pct(ts.ms, 0.5), pct(ts.ms, 0.99), o.bench,
                   ts.cores);
     }
+  }
+  if (o.profile > 0) {
+    if (prog) throw torchtpu::ValueError("--profile times the run-time graph's nodes: it needs --device cpu");
+    print_profile(m.graph().profile(xv, o.profile, mode), o.profile);
   }
   return 0;
 }

@@ -466,7 +466,9 @@ Dims batch_folded(const MatmulOperands<C>& ops, const Dims& batch, int64_t& m, i
 inline constexpr int64_t epilogue_tile_rows = 32;
 
 /// dest (contiguous, shape = node.shape, type C) = matmul; `after_rows(first_flat_row,
-/// end_flat_row)` runs on each finished tile (the fused epilogue).
+/// end_flat_row, first_column, end_column)` runs on each finished tile (the fused epilogue):
+/// every element once; on the f32 vector path a block of rows and columns as the GEMM finishes
+/// it (in cache), elsewhere whole rows.
 template <class A, class B, class After>
 void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const ContractNode<A, B>& node,
                             After&& after_rows) {
@@ -492,9 +494,9 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
         g.a = pa; g.sam = sam; g.sak = sak;
         g.b = pb; g.sbk = sbk; g.sbn = sbn;
         g.c = dest + t * m * n; g.ldc = n;
-        g.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
+        g.epilogue_block = [](void* ctx, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
           auto* e = static_cast<Epi*>(ctx);
-          (*e->f)(e->base + r0, e->base + r1);
+          (*e->f)(e->base + r0, e->base + r1, c0, c1);
         };
         g.epilogue_ctx = &epi;
         sgemm_f32(g);
@@ -518,7 +520,7 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
         g.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
           auto* e = static_cast<Epi*>(ctx);
           for (int64_t i = r0 * e->n; i < r1 * e->n; ++i) e->out[i] = C(e->acc[i]);
-          (*e->f)(e->base + r0, e->base + r1);
+          (*e->f)(e->base + r0, e->base + r1, int64_t(0), e->n);
         };
         g.epilogue_ctx = &epi;
         sgemm_f32(g);
@@ -538,7 +540,7 @@ void matmul_into_contiguous(typename ContractNode<A, B>::value_type* dest, const
         gemm_rows<C, Acc>(0, r1 - r0, n, k, pa + r0 * sam, sam, sak, pb, sbk, sbn, tmp, n);
         for (int64_t i = 0; i < (r1 - r0) * n; ++i) cbase[r0 * n + i] = convert<C>(tmp[i]);
       }
-      after_rows(t * m + r0, t * m + r1);
+      after_rows(t * m + r0, t * m + r1, int64_t(0), n);
     }
   });
 }
@@ -625,9 +627,10 @@ bool try_matmul_epilogue(const Tensor<T, R>& dest, const E& e) {
         plan_region(j, l, dest.data_ptr(), int(sizeof(T)), dest.sizes(), dest.strides(), false);
         j.fn = block_kernel<T, E>();
         j.expr = &e;
-        const int64_t n = j.plan.sizes[j.plan.rank - 1];
-        // each finished block of rows, on the thread that computed it, while in cache
-        matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1) { run_region_rows(j, r0, r1, 0, n); });
+        // each finished block of rows and columns, on the thread that computed it, while in cache
+        matmul_into_contiguous(dest.data_ptr(), node, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+          run_region_rows(j, r0, r1, c0, c1);
+        });
       }
     });
     return ok;

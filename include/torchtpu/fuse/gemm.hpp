@@ -67,7 +67,10 @@ namespace torchtpu::detail {
 
 /// One f32 product C[m, n] = A[m, k] · B[k, n] (A, B strided, C row-major with leading dim
 /// `ldc`), with a callback `epilogue(ctx, row_begin, row_end)` run on each block of finished
-/// rows (from the thread that computed them, possibly in parallel with other blocks).
+/// rows (from the thread that computed them, possibly in parallel with other blocks), and
+/// before it `epilogue_block(ctx, row_begin, row_end, col_begin, col_end)` on each finished
+/// block of rows and columns, while it is in cache (a wide product's rows are not: a 1x1
+/// convolution's 96 x 12544 output is 4.7 MiB).
 struct SgemmArgs {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;
@@ -77,6 +80,10 @@ struct SgemmArgs {
   float* c = nullptr;
   int64_t ldc = 0;
   void (*epilogue)(void* ctx, int64_t r0, int64_t r1) = nullptr;
+  /// When set, called on every element of C once, in blocks [r0, r1) x [c0, c1) as they are
+  /// finished (every k panel summed), possibly from several threads; each row's blocks before
+  /// `epilogue` on it.
+  void (*epilogue_block)(void* ctx, int64_t r0, int64_t r1, int64_t c0, int64_t c1) = nullptr;
   void* epilogue_ctx = nullptr;
   /// A and B hold bf16 bit patterns (uint16) instead of floats: converted exactly to f32
   /// while packing, so the product accumulates in f32 (the TPU's default numerics).
@@ -733,7 +740,8 @@ class ConstantPacks {
 /// written to and read back from memory). Each element is summed in the same order as in
 /// `sgemm_packed` (k panels in order, the same micro-kernel), so results match it exactly.
 /// `apre`: A packed whole ([k-panel][mp][kb], see `sgemm_packed`), or null to pack A's blocks
-/// per slab. The epilogue runs on blocks of rows once every column is done.
+/// per slab. `epilogue` runs on blocks of rows once every column is done, `epilogue_block` on
+/// each column block's rows as it is finished.
 inline void sgemm_streamed_b(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernels& kern, int64_t threads,
                              const float* apre, int64_t mp) {
   const int64_t mr = kern.mr, nr = kern.nr, kc = bl.kc;
@@ -759,6 +767,9 @@ inline void sgemm_streamed_b(const SgemmArgs& g, SgemmBlocking bl, const SgemmKe
           kern.block(kb, ap, slab, mb, 0, jp1 - jp0, g.c + i0 * g.ldc + j0, g.ldc, g.n - j0, p0 > 0);
         }
       }
+      if (g.epilogue_block)  // this column block's rows, while the block is in cache
+        for (int64_t i0 = 0; i0 < g.m; i0 += mc)
+          g.epilogue_block(g.epilogue_ctx, i0, std::min(g.m, i0 + mc), j0, std::min(g.n, jp1 * nr));
     }
   });
   if (g.epilogue)
@@ -772,8 +783,8 @@ inline void sgemm_streamed_b(const SgemmArgs& g, SgemmBlocking bl, const SgemmKe
 /// whole ([k-panel][n-panel][kc][nr], shared by the threads); each chunk of rows (two per
 /// thread), per MC-row block and NC-column block, runs the k panels with the MC x NC block of C
 /// resident in L2: for every mr-row strip of A (packed [kc][mr], L1-resident), it sweeps the
-/// NC / nr packed B panels (the kc x NC slab streams from L2). The epilogue runs on each block
-/// of rows as soon as its last column block is done.
+/// NC / nr packed B panels (the kc x NC slab streams from L2). `epilogue` runs on each block
+/// of rows as soon as its last column block is done, `epilogue_block` on each MC x NC block.
 inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernels& kern) {
   const int64_t mr = kern.mr, nr = kern.nr;
   const int64_t kc = bl.kc, nc = std::max<int64_t>(nr, bl.nc / nr * nr), mc = std::max<int64_t>(mr, bl.mc / mr * mr);
@@ -855,6 +866,7 @@ inline void sgemm_packed(const SgemmArgs& g, SgemmBlocking bl, const SgemmKernel
           }
           kern.block(kb, ap, bpack + p0 * npanels * nr, mb, jp0, jp1, g.c + i0 * g.ldc, g.ldc, g.n, p0 > 0);
         }
+        if (g.epilogue_block) g.epilogue_block(g.epilogue_ctx, i0, i0 + mb, j0, std::min(g.n, jp1 * nr));
       }
       if (g.epilogue) g.epilogue(g.epilogue_ctx, i0, i0 + mb);
     }
@@ -877,6 +889,12 @@ inline void sgemm_pack_b_whole(const SgemmArgs& g, const SgemmKernels& kern, flo
   }
 }
 
+/// `g`'s epilogue over all of C at once (the paths that finish C in one piece).
+inline void sgemm_epilogue_all(const SgemmArgs& g) {
+  if (g.epilogue_block) g.epilogue_block(g.epilogue_ctx, 0, g.m, 0, g.n);
+  if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
+}
+
 /// The f32 GEMM driver (see SgemmArgs), with the kernels of the engine's instruction set
 /// (requires `cpu_has_vector_gemm()`, or `kern` given). Deterministic for a given thread count.
 inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kernels()) {
@@ -884,7 +902,7 @@ inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kerne
   if (g.k == 0) {
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = 0.0f;
-    if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
+    sgemm_epilogue_all(g);
     return;
   }
   // Batch 1–4: no packing, B streamed once (fuse/gemv.hpp).
@@ -892,7 +910,7 @@ inline void sgemm_f32(const SgemmArgs& g, const SgemmKernels& kern = sgemm_kerne
     const GemvArgs v{g.m, g.n, g.k, g.a, g.sam, g.sak, g.b, g.sbk, g.sbn, g.c, g.ldc};
     if (gemv_supported(v) && cpu_has_vector_gemv()) {
       sgemv_small(v);
-      if (g.epilogue) g.epilogue(g.epilogue_ctx, 0, g.m);
+      sgemm_epilogue_all(g);
       return;
     }
   }

@@ -38,7 +38,7 @@ void write_into(const Tensor<T, R>& dest, const E& e, bool fresh) {
     if constexpr (std::same_as<typename E::value_type, T>) {
       if (same_shape && dest.is_contiguous() &&
           (fresh || (!overlaps_any(dest, e.a) && !overlaps_any(dest, e.b)))) {
-        matmul_into_contiguous(dest.data_ptr(), e, [](int64_t, int64_t) {});
+        matmul_into_contiguous(dest.data_ptr(), e, [](int64_t, int64_t, int64_t, int64_t) {});
         return;
       }
     }

@@ -2,6 +2,7 @@
 // nodes bound to registry ops, the missing-operator check, activation fusion, and `run`.
 // Independent of libtorch (the importer in load.hpp builds one from a TorchScript graph).
 #pragma once
+#include <chrono>     // std::chrono::steady_clock (profile)
 #include <cmath>      // std::isfinite
 #include <cstdio>     // std::fprintf
 #include <map>        // std::map
@@ -163,10 +164,41 @@ class Graph {
     run(std::span<Value>(const_cast<Value*>(inputs.data()), inputs.size()), outputs, mode, false);
   }
 
+  /// One node of a profiled pass (`profile`).
+  struct NodeProfile {
+    std::string kind;      ///< TorchScript kind (`aten::conv2d`), `torchtpu::region` for a fused elementwise region
+    std::string location;  ///< as in error messages, e.g. `node 12 (model.py:30:0)`
+    std::string inputs;    ///< the input tensors' shapes and dtypes, e.g. `[1, 64, 56, 56] float32, [64, 64, 3, 3] float32`
+    double seconds = 0;    ///< wall time of the node's kernel in seconds, mean over the profiled passes
+  };
+  /// Runs the graph `passes` times on `inputs` (copied, as `run`) with each node timed
+  /// (steady_clock around its kernel, one thread's wall time: a node's worker threads inside
+  /// it). Returns the nodes of `mode`'s plan in execution order (a fused region is one node;
+  /// an activation fused into its producer is in the producer's time). Profile after a warm-up
+  /// pass: the first pass packs weights and fills the block pool. **Errors:** ValueError when
+  /// `passes` < 1; otherwise as `run`.
+  std::vector<NodeProfile> profile(std::span<const Value> inputs, int passes, Mode mode = Mode::Fused) const {
+    if (passes < 1) throw ValueError("profile: passes must be at least 1, got " + std::to_string(passes));
+    const Plan& p = mode == Mode::Fused ? fused_ : plain_;
+    std::vector<double> seconds(p.nodes.size(), 0.0);
+    std::vector<std::string> shapes(p.nodes.size());
+    std::vector<Value> outputs;
+    for (int k = 0; k < passes; ++k)
+      run(std::span<Value>(const_cast<Value*>(inputs.data()), inputs.size()), outputs, mode, false, &seconds,
+          k == 0 ? &shapes : nullptr);
+    std::vector<NodeProfile> r(p.nodes.size());
+    for (size_t i = 0; i < r.size(); ++i)
+      r[i] = NodeProfile{p.nodes[i].kind, p.nodes[i].location, std::move(shapes[i]), seconds[i] / passes};
+    return r;
+  }
+
  private:
   /// `run`'s body: the inputs moved into the slots when `move` (the by-value overload's own
   /// list), copied otherwise.
-  void run(std::span<Value> inputs, std::vector<Value>& outputs, Mode mode, bool move) const {
+  /// With `seconds` (one entry per plan node), each node's wall time is added to its entry; with
+  /// `shapes`, its input tensors' shapes are written to its entry (`profile`).
+  void run(std::span<Value> inputs, std::vector<Value>& outputs, Mode mode, bool move,
+           std::vector<double>* seconds = nullptr, std::vector<std::string>* shapes = nullptr) const {
     if (inputs.size() != inputs_.size())
       throw ValueError("forward: the model takes " + std::to_string(inputs_.size()) + " input(s), got " +
                        std::to_string(inputs.size()));
@@ -183,7 +215,10 @@ class Graph {
       else slots[size_t(inputs_[i])] = inputs[i];
     }
     for (size_t ni = 0; ni < p.nodes.size(); ++ni) {
+      if (shapes) (*shapes)[ni] = input_shapes(p.nodes[ni], slots);
+      const auto t0 = seconds ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       exec(p.nodes[ni], slots, mode, frame->scratch);
+      if (seconds) (*seconds)[ni] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (int s : p.frees[ni]) slots[size_t(s)].reset();  // a list's room kept for the next pass
     }
     outputs.resize(outputs_.size());
@@ -388,6 +423,24 @@ class Graph {
     } catch (const std::exception& e) { throw Error(context(n) + e.what()); }
     if (mode == Mode::Debug) check_finite(n, out);
     for (size_t i = 0; i < out.size(); ++i) slots[size_t(n.outputs[i])] = std::move(out[i]);
+  }
+
+  /// `[1, 64, 56, 56] float32, [64] float32` for a node's tensor inputs (lists: `list of N`).
+  static std::string input_shapes(const Node& n, const std::vector<Value>& slots) {
+    std::string r;
+    for (int s : n.inputs) {
+      const Value& v = slots[size_t(s)];
+      std::string one;
+      if (v.is_tensor()) {
+        one = to_string(v.any().sizes()) + " " + std::string(dtype_name(v.any().dtype()));
+      } else if (v.kind() == Value::Kind::TensorList) {
+        one = "list of " + std::to_string(v.anys().size());
+      } else {
+        continue;
+      }
+      r += (r.empty() ? "" : ", ") + one;
+    }
+    return r;
   }
 
   static std::string context(const Node& n) { return "forward: " + n.kind + " at " + n.location + ": "; }

@@ -3,10 +3,11 @@
 // materialization into an existing tensor after the first call.
 #include <catch2/catch.hpp>  // TEST_CASE, CHECK
 
-#include <algorithm>  // std::equal
+#include <algorithm>  // std::equal, std::count
 #include <bit>      // std::bit_cast
 #include <cmath>    // std::abs
 #include <cstdint>  // uint32_t
+#include <mutex>    // std::mutex (epilogue_block test)
 #include <tuple>    // std::tuple
 #include <vector>   // std::vector
 
@@ -152,6 +153,91 @@ TEST_CASE("A written while packed (pack_a_from) and the padded tile work of each
   g.c = c.data_ptr(); g.ldc = 70;
   torchtpu::detail::sgemm_f32(g);
   CHECK(max_err(c, ref_matmul(a, b)) < 2e-6 * 500);
+}
+
+TEST_CASE("epilogue_block sees each element once, finished, in cache-sized blocks, before epilogue", "[fuse][gemm]") {
+  using torchtpu::detail::SgemmArgs;
+  if (!torchtpu::detail::cpu_has_vector_gemm()) return;
+  // What the callbacks saw, checked after the product (they may run on several threads):
+  // per element the number of epilogue_block visits and whether C held its final value then;
+  // per row whether `epilogue` found every element of it visited first.
+  struct Seen {
+    const std::vector<double>* ref;
+    const float* c;
+    int64_t n;
+    std::vector<int> visits;
+    std::vector<char> finished, rows_after;
+    int64_t widest = 0;  // widest block (columns)
+    std::mutex mu;
+  };
+  struct Case {
+    int64_t m, n, k;
+    bool streamed;  // B written while packed (pack_b_from), large enough to stream
+  };
+  // packed path: two row blocks, three column blocks, two k panels; streamed B (k n > 2^18);
+  // batch-2 rows (the gemv path: one block); k = 0
+  for (const Case cs : {Case{130, 2100, 400, false}, Case{40, 1500, 300, true}, Case{2, 50, 30, false}, Case{5, 40, 0, false}}) {
+    CAPTURE(cs.m, cs.n, cs.k, cs.streamed);
+    torchtpu::Generator gen(31);
+    const Tensor<float> a = torchtpu::randn<float>({cs.m, cs.k}, gen), b = torchtpu::randn<float>({cs.k, cs.n}, gen);
+    Tensor<float> c = torchtpu::full<float>({cs.m, cs.n}, -7.0f);
+    const std::vector<double> ref = cs.k ? ref_matmul(a, b) : std::vector<double>(size_t(cs.m * cs.n), 0.0);
+    Seen seen;
+    seen.ref = &ref;
+    seen.c = c.data_ptr();
+    seen.n = cs.n;
+    seen.visits.assign(size_t(cs.m * cs.n), 0);
+    seen.finished.assign(size_t(cs.m * cs.n), 0);
+    seen.rows_after.assign(size_t(cs.m), 0);
+    SgemmArgs g;
+    g.m = cs.m; g.n = cs.n; g.k = cs.k;
+    g.a = a.data_ptr(); g.sam = cs.k; g.sak = 1;
+    g.b = b.data_ptr(); g.sbk = cs.n; g.sbn = 1;
+    struct BSrc {
+      const float* b;
+      int64_t k, n;
+    } bsrc{b.data_ptr(), cs.k, cs.n};
+    if (cs.streamed) {
+      g.pack_b_from = [](const void* ctx, int64_t p0, int64_t kb, int64_t j0, int64_t nr, float* dst) {
+        const BSrc& s = *static_cast<const BSrc*>(ctx);
+        for (int64_t kk = 0; kk < kb; ++kk)
+          for (int64_t j = 0; j < nr; ++j) dst[kk * nr + j] = j0 + j < s.n ? s.b[(p0 + kk) * s.n + j0 + j] : 0.0f;
+      };
+      g.b_ctx = &bsrc;
+    }
+    g.c = c.data_ptr(); g.ldc = cs.n;
+    g.epilogue_block = [](void* ctx, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      Seen& s = *static_cast<Seen*>(ctx);
+      {
+        const std::lock_guard<std::mutex> lock(s.mu);
+        s.widest = std::max(s.widest, c1 - c0);
+      }
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = c0; j < c1; ++j) {
+          const size_t e = size_t(i * s.n + j);
+          ++s.visits[e];
+          const double r = (*s.ref)[e];
+          s.finished[e] = std::abs(double(s.c[e]) - r) <= 1e-5 * 400 * (1 + std::abs(r));
+        }
+    };
+    g.epilogue = [](void* ctx, int64_t r0, int64_t r1) {
+      Seen& s = *static_cast<Seen*>(ctx);
+      for (int64_t i = r0; i < r1; ++i) {
+        bool all = true;
+        for (int64_t j = 0; j < s.n; ++j) all = all && s.visits[size_t(i * s.n + j)] == 1;
+        s.rows_after[size_t(i)] = all;
+      }
+    };
+    g.epilogue_ctx = &seen;
+    torchtpu::detail::sgemm_f32(g);
+    CHECK(std::count(seen.visits.begin(), seen.visits.end(), 1) == cs.m * cs.n);
+    CHECK(std::count(seen.finished.begin(), seen.finished.end(), 1) == cs.m * cs.n);
+    CHECK(std::count(seen.rows_after.begin(), seen.rows_after.end(), 1) == cs.m);
+    // a wide product's blocks are column blocks (the packed path's 1024, the streamed one's
+    // at most 512), not whole rows
+    if (cs.n > 1024) CHECK(seen.widest <= 1024);
+    if (cs.streamed) CHECK(seen.widest <= 512);
+  }
 }
 
 TEST_CASE("matmul epilogue: bias, relu, residual, applied per tile", "[fuse][gemm]") {

@@ -3,6 +3,7 @@
 // ops), activation fusion, and shape arithmetic on int values.
 #include <catch2/catch.hpp>  // TEST_CASE, REQUIRE, CHECK
 
+#include <algorithm>  // std::max, std::equal
 #include <cmath>   // std::sqrt, std::tanh
 #include <cstdint>  // int64_t
 #include <limits>  // std::numeric_limits
@@ -207,6 +208,84 @@ TEST_CASE("jit graph: linear + relu fuses and gives the strict result", "[jit]")
     const auto out = g.run({Value(t({3, 1}, Dims{1, 2}))}, m);
     CHECK(values(out[0].tensor()) == std::vector<float>{2.5f, 0.0f});
   }
+}
+
+TEST_CASE("jit graph: a residual add (and the activation after it) fuses into the convolution", "[jit]") {
+  // relu(conv2d(x, w, b, padding 1) + r): 3 -> 40 channels, 3x3, on a 5x6 image; r [1, 40, 5, 6]
+  // (the epilogue runs on 32 channels, then 8: its second piece reads r at an offset)
+  torchtpu::Generator gen(5);
+  const FloatTensor x = torchtpu::randn<float>(Dims{1, 3, 5, 6}, gen), w = torchtpu::randn<float>(Dims{40, 3, 3, 3}, gen);
+  const FloatTensor b = torchtpu::randn<float>(Dims{40}, gen), r = torchtpu::randn<float>(Dims{1, 40, 5, 6}, gen);
+  int64_t OH = 0, OW = 0;
+  const std::vector<double> conv = naive_conv(x, w, b, 1, 1, 1, 1, OH, OW);
+  REQUIRE((OH == 5 && OW == 6));
+  // the other operand: a second convolution's result (weights w2, b2), computed before
+  const FloatTensor w2 = torchtpu::randn<float>(Dims{40, 3, 3, 3}, gen), b2 = torchtpu::randn<float>(Dims{40}, gen);
+  const std::vector<double> conv2 = naive_conv(x, w2, b2, 1, 1, 1, 1, OH, OW);
+  enum class Form { add, add_swapped, add_in_place_self_residual, alpha2, read_between, residual_later, add_in_place_two_convs };
+  // a graph of the form; `ops` counts the nodes Fused mode runs
+  auto build = [&](Graph& g, Form f) {
+    const int xi = g.add_input("x"), ri = g.add_input("r");
+    const int wi = g.add_constant(Value(w)), bi = g.add_constant(Value(b));
+    const int one = g.add_constant(Value(std::vector<int64_t>{1, 1}));
+    const int groups = g.add_constant(Value(int64_t(1)));
+    int res = ri;
+    if (f == Form::add_in_place_two_convs)
+      res = g.add_node("aten::conv2d", {xi, g.add_constant(Value(w2)), g.add_constant(Value(b2)), one, one, one, groups}, 1,
+                       "node 0a")[0];
+    const int y = g.add_node("aten::conv2d", {xi, wi, bi, one, one, one, groups}, 1, "node 0")[0];
+    if (f == Form::read_between) g.add_node("aten::mul", {ri, g.add_constant(Value(2.0))}, 1, "node 1");
+    if (f == Form::residual_later)  // the other operand computed after the convolution
+      res = g.add_node("aten::mul", {ri, g.add_constant(Value(1.0))}, 1, "node 1")[0];
+    const int alpha = g.add_constant(Value(int64_t(f == Form::alpha2 ? 2 : 1)));
+    int s;
+    if (f == Form::add_swapped) s = g.add_node("aten::add", {res, y, alpha}, 1, "node 2")[0];
+    else if (f == Form::add_in_place_self_residual || f == Form::add_in_place_two_convs)
+      s = g.add_node("aten::add_", {res, y, alpha}, 1, "node 2")[0];
+    else s = g.add_node("aten::add", {y, res, alpha}, 1, "node 2")[0];
+    g.set_outputs({g.add_node("aten::relu", {s}, 1, "node 3")[0]});
+    g.finalize();
+  };
+  for (Form f : {Form::add, Form::add_swapped, Form::add_in_place_self_residual, Form::alpha2, Form::read_between,
+                 Form::residual_later, Form::add_in_place_two_convs}) {
+    CAPTURE(int(f));
+    Graph g;
+    build(g, f);
+    const bool fuses = f == Form::add || f == Form::add_swapped || f == Form::add_in_place_two_convs;
+    // fused: the convolution(s) alone; else also the add (relu fused or not) and the mul
+    const size_t convs = f == Form::add_in_place_two_convs ? 2 : 1;
+    CHECK((g.executed_nodes(Mode::Fused) == convs) == fuses);
+    const double alpha = f == Form::alpha2 ? 2.0 : 1.0;
+    std::vector<float> want;
+    for (size_t i = 0; i < conv.size(); ++i) {
+      const double other = f == Form::add_in_place_two_convs ? double(float(conv2[i])) : double(r.data_ptr()[i]);
+      want.push_back(float(std::max(0.0, conv[i] + alpha * other)));
+    }
+    const FloatTensor rc = FloatTensor(r.clone());
+    const std::vector<float> strict = values(g.run({Value(x), Value(rc)}, Mode::Strict)[0].tensor());
+    const FloatTensor rf = FloatTensor(r.clone());
+    const std::vector<float> fused = values(g.run({Value(x), Value(rf)}, Mode::Fused)[0].tensor());
+    CHECK(fused == strict);  // the same float32 operations, in the same order
+    for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(fused[i] - want[i]) <= 1e-5f * (1 + std::abs(want[i])));
+  }
+  // fused at load time, shapes and dtypes seen at run time: a broadcast residual [40, 1, 1] and
+  // a float64 one (the sum promoted to float64) take aten::add after the convolution
+  Graph g;
+  build(g, Form::add);
+  REQUIRE(g.executed_nodes(Mode::Fused) == 1u);
+  const FloatTensor rb = torchtpu::randn<float>(Dims{40, 1, 1}, gen);
+  const std::vector<float> fb = values(g.run({Value(x), Value(rb)}, Mode::Fused)[0].tensor());
+  REQUIRE(fb.size() == conv.size());
+  for (size_t i = 0; i < conv.size(); ++i) {
+    const double v = std::max(0.0, conv[i] + double(rb.data_ptr()[i / 30]));
+    CHECK(std::abs(fb[i] - v) <= 1e-5 * (1 + std::abs(v)));
+  }
+  const torchtpu::Tensor<double> r64 = r.to<double>();
+  const torchtpu::AnyTensor o64 = g.run({Value(x), Value(torchtpu::AnyTensor(r64))}, Mode::Fused)[0].any();
+  CHECK(o64.dtype() == torchtpu::ScalarType::Double);
+  const torchtpu::AnyTensor s64 = g.run({Value(x), Value(torchtpu::AnyTensor(r64))}, Mode::Strict)[0].any();
+  const torchtpu::Tensor<double> a64 = o64.get<double>().contiguous(), b64 = s64.get<double>().contiguous();
+  CHECK(std::equal(a64.data_ptr(), a64.data_ptr() + a64.numel(), b64.data_ptr()));
 }
 
 TEST_CASE("jit graph: constant tensors pinned for packing until the last copy of the graph goes", "[jit]") {

@@ -240,6 +240,12 @@ const std::vector<ConvCase> kCases = {
     {Dims{2, 16, 13, 13}, Dims{256, 8, 3, 3}, true, {1, 1}, {2, 0}, {1, 1}, {}, 2, false, false, true},
     {Dims{130, 8, 6, 6}, Dims{32, 8, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, {}, 1, false, false, true},
     {Dims{1, 8, 15, 13}, Dims{128, 8, 3, 3}, false, {1, 1}, {0, 0}, {1, 1}, {}, 1, false, false, true},
+    // flat implicit GEMMs whose epilogue runs per finished block of flat positions, blocks that
+    // end inside an output row (fuse/gemm.hpp epilogue_block): 38 rows of 47 flat positions
+    // (45 outputs) in column blocks of 1024 (B packed whole); 58 rows of 72 (70 outputs), B
+    // streamed in blocks of at most 512 (K 144 x 4176 columns). Dilated (2, 1): not Winograd's
+    {Dims{1, 8, 40, 45}, Dims{16, 8, 3, 3}, true, {1, 1}, {1, 1}, {2, 1}, {}, 1, false},
+    {Dims{1, 16, 60, 70}, Dims{8, 16, 3, 3}, true, {1, 1}, {1, 1}, {2, 1}, {}, 1, false},
 };
 
 }  // namespace
@@ -603,9 +609,9 @@ TEMPLATE_TEST_CASE("convolution: the fused epilogue entry", "[ops][conv]", float
   using T = TestType;
   const auto relu_ep = [](Tensor<T> dest, const auto& e) { dest.copy_(torchtpu::relu(e)); };
   // im2col, depthwise, 1x1, transposed convolution, batch-folded GEMMs, outᵀ product, flat GEMM,
-  // Winograd
+  // Winograd, flat GEMMs with blocks ending inside output rows
   for (size_t ci : {size_t(0), size_t(2), size_t(5), size_t(8), size_t(12), size_t(13), size_t(14), size_t(15), size_t(16),
-                    size_t(18), size_t(19), size_t(20), size_t(21), size_t(22)}) {
+                    size_t(18), size_t(19), size_t(20), size_t(21), size_t(22), size_t(24), size_t(25)}) {
     REQUIRE(ci < kCases.size());
     const ConvCase& c = kCases[ci];
     INFO("case " << ci);

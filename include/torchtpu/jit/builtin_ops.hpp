@@ -156,19 +156,6 @@ inline AnyTensor tensor_or_number(const Value& v, const char* name) {
   return v.is_scalar() && !v.is_tensor() ? operand_as(v, number_dtype(v), name) : v.any(name);
 }
 
-/// Activation `ep` on `x` of any dtype, as torch computes it: relu and clamp keep the dtype
-/// (integer bounds clipped to its range), the others compute in x's floating dtype (float32 for
-/// integers and bool).
-inline AnyTensor activation_any(const Epilogue& ep, const AnyTensor& x) {
-  return x.visit([&]<class U>(const Tensor<U>& t) {
-    AnyTensor r;
-    kernels::with_epilogue(ep, t, [&](const auto& e) {
-      r = AnyTensor(Tensor<typename std::decay_t<decltype(e)>::value_type>(e));
-    });
-    return r;
-  });
-}
-
 /// An in-place op's result `res` written into `self`, converted to self's dtype, and `self`
 /// as the op's output (the one write-back of the in-place forms: binary_any, binary's rounded
 /// float32 results, via_float32). **Errors:** ShapeError naming `name` when `res`'s shape is
@@ -235,10 +222,10 @@ inline void binary_any(OpContext& ctx, Bin op, const char* name, const Value& a,
   });
   if (!in_place) {
     // an activation the fusion pass moved into this node runs on the result, as its own node would
-    ctx.out[0] = Value(ctx.epilogue.active() ? activation_any(ctx.epilogue, res) : std::move(res));
+    ctx.out[0] = Value(ctx.epilogue.active() ? kernels::activation_any(ctx.epilogue, res) : std::move(res));
     return;
   }
-  if (ctx.epilogue.active()) res = activation_any(ctx.epilogue, res);
+  if (ctx.epilogue.active()) res = kernels::activation_any(ctx.epilogue, res);
   const AnyTensor& self = a.any(name);
   const ScalarType st = self.dtype();
   if ((is_floating(r) && !is_floating(st)) || (r != ScalarType::Bool && st == ScalarType::Bool))
@@ -318,7 +305,7 @@ inline void activation(OpContext& ctx, Epilogue ep, const char* name, bool in_pl
   const Value& v = ctx.arg(0, name);
   if (v.is_tensor() && v.any(name).dtype() != ScalarType::Float) {
     const AnyTensor& x = v.any(name);
-    AnyTensor r = activation_any(ep, x);
+    AnyTensor r = kernels::activation_any(ep, x);
     if (in_place) {
       if (r.dtype() != x.dtype())
         throw TypeError(std::string(name) + ": result type " + std::string(dtype_name(r.dtype())) +

@@ -473,7 +473,19 @@ class Graph {
     }
   }
 
-  /// Merges single-use activations into their producers.
+  /// True when node `a` is `aten::add`/`add_` of two tensors with alpha a constant 1.
+  bool unit_add(const Node& a) const {
+    if ((a.kind != "aten::add" && a.kind != "aten::add_") || a.inputs.size() != 3 || a.outputs.size() != 1) return false;
+    const Value& alpha = slots_[size_t(a.inputs[2])];
+    return is_constant_[size_t(a.inputs[2])] &&
+           ((alpha.is_int() && alpha.to_int() == 1) || (alpha.is_double() && alpha.to_double() == 1.0));
+  }
+
+  /// Merges single-use activations into their producers, and residual adds (`unit_add`) into
+  /// a convolution that produces one operand (used only there) when the other is computed
+  /// before that convolution and read by no node in between (add_, which overwrites its first
+  /// operand: the convolution's result is that operand, or the first operand is another
+  /// convolution's result read nowhere else).
   std::vector<Node> fuse(std::vector<Node> nodes) const {
     std::vector<int> uses(slots_.size(), 0), producer(slots_.size(), -1);
     for (const auto& n : nodes)
@@ -483,12 +495,44 @@ class Graph {
     for (size_t i = 0; i < nodes.size(); ++i) {
       Node& a = nodes[i];
       for (int s : a.outputs) producer[size_t(s)] = int(i);
+      if (unit_add(a)) {
+        // add_ writes its sum into its first operand: the sum may come from the second
+        // operand's convolution only when the first is a convolution's fresh result that
+        // nothing else reads (no view of another tensor, not a graph input)
+        const int self = a.inputs[0], ps = producer[size_t(self)];
+        const bool swap_ok = a.kind == "aten::add" ||
+                             (uses[size_t(self)] == 1 && ps >= 0 && nodes[size_t(ps)].op->accepts_residual &&
+                              nodes[size_t(ps)].outputs.size() == 1 && nodes[size_t(ps)].outputs[0] == self);
+        for (int q = 0; q < (swap_ok ? 2 : 1); ++q) {
+          const int src = a.inputs[size_t(q)], other = a.inputs[size_t(1 - q)];
+          const int pi = producer[size_t(src)];
+          if (pi < 0 || uses[size_t(src)] != 1 || other == src || producer[size_t(other)] >= pi) continue;
+          if (is_constant_[size_t(other)] && !slots_[size_t(other)].is_tensor()) continue;  // add(x, 2.0)
+          Node& p = nodes[size_t(pi)];
+          if (dead[size_t(pi)] || !p.op->accepts_residual || p.epilogue.active() || p.outputs.size() != 1 ||
+              p.outputs[0] != src)
+            continue;
+          bool read_between = false;
+          for (size_t k = size_t(pi) + 1; k < i && !read_between; ++k)
+            for (int s : nodes[k].inputs) read_between = read_between || (!dead[k] && s == other);
+          if (read_between) continue;
+          p.inputs.push_back(other);
+          p.epilogue.residual = true;
+          p.outputs[0] = a.outputs[0];
+          producer[size_t(a.outputs[0])] = pi;
+          dead[i] = true;
+          break;
+        }
+        if (dead[i]) continue;
+      }
       if (!a.op->epilogue_of || a.inputs.empty()) continue;
       const int src = a.inputs[0];
       const int pi = producer[size_t(src)];
       if (pi < 0 || uses[size_t(src)] != 1) continue;
       Node& p = nodes[size_t(pi)];
-      if (!p.op->accepts_epilogue || p.epilogue.active() || p.outputs.size() != 1 || p.outputs[0] != src) continue;
+      if (!p.op->accepts_epilogue || p.epilogue.kind != Epilogue::Kind::None || p.outputs.size() != 1 ||
+          p.outputs[0] != src)
+        continue;
       bool const_args = true;
       for (size_t k = 1; k < a.inputs.size(); ++k) const_args = const_args && is_constant_[size_t(a.inputs[k])];
       if (!const_args) continue;
@@ -501,6 +545,7 @@ class Graph {
         continue;  // left to the kernel, which reports the problem with its location
       }
       if (!ep.active()) continue;
+      ep.residual = p.epilogue.residual;  // a residual add fused before it stays
       p.epilogue = ep;
       p.outputs[0] = a.outputs[0];
       producer[size_t(a.outputs[0])] = pi;

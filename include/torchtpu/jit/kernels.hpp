@@ -1,5 +1,6 @@
 // torchtpu/jit/kernels.hpp — float32 CPU kernels of the run-time graph that are not single
-// expressions: linear with its fused epilogue, multi-head attention; epilogue application.
+// expressions: linear with its fused epilogue, multi-head attention; epilogue application
+// (activations on expressions and on tensors of any dtype).
 // (Convolution, pooling and normalizations: the operator library, ops/conv.hpp, ops/pool.hpp,
 // ops/norm.hpp.)
 #pragma once
@@ -9,6 +10,7 @@
 #include <limits>     // std::numeric_limits
 #include <span>       // std::span
 #include <string>     // std::string
+#include <type_traits>  // std::decay_t
 #include <vector>     // std::vector
 
 #include "../core/errors.hpp"  // ShapeError, ValueError
@@ -39,6 +41,17 @@ void with_epilogue(const Epilogue& ep, const E& e, F&& f) {
     case K::Hardsigmoid: f(torchtpu::hardsigmoid(e)); return;
     case K::Tanh: f(torchtpu::tanh(e)); return;
   }
+}
+
+/// Activation `ep` on `x` of any dtype, as torch computes it: relu and clamp keep the dtype
+/// (integer bounds clipped to its range), the others compute in x's floating dtype (float32 for
+/// integers and bool).
+inline AnyTensor activation_any(const Epilogue& ep, const AnyTensor& x) {
+  return x.visit([&]<class U>(const Tensor<U>& t) {
+    AnyTensor r;
+    with_epilogue(ep, t, [&](const auto& e) { r = AnyTensor(Tensor<typename std::decay_t<decltype(e)>::value_type>(e)); });
+    return r;
+  });
 }
 
 /// A new contiguous tensor holding `ep(e)`.

@@ -93,24 +93,66 @@ inline void register_elementwise_ops(Registry& r) {
 template <class Op>
 concept fuses_epilogue = requires { Op::accepts_epilogue; } && Op::accepts_epilogue;
 
-/// Stores `ep(e)` into `dest` (one fused pass; kernels::with_epilogue).
+/// Stores `ep(e)` into `dest` (one fused pass; kernels::with_epilogue), or with a residual
+/// `ep(e + r)`, r the residual's elements at dest's positions.
 struct EpilogueStore {
   const Epilogue& ep;  ///< the activation
-  /// `dest = ep(e)`.
+  /// The op's output (contiguous), which every `dest` is a view of; with `residual`, a
+  /// contiguous tensor of the output's shape and dtype: dest's positions in it are read.
+  const void* out = nullptr;
+  const void* residual = nullptr;
+  /// `dest = ep(e)`, or `ep(e + residual)`.
   template <class D, class E>
   void operator()(D dest, const E& e) const {
-    kernels::with_epilogue(ep, e, [&](const auto& x) { dest.copy_(x); });
+    if (!residual) {
+      kernels::with_epilogue(ep, e, [&](const auto& x) { dest.copy_(x); });
+      return;
+    }
+    using T = typename D::value_type;
+    const Tensor<T>& r = *static_cast<const Tensor<T>*>(residual);
+    const int64_t off = int64_t(dest.data_ptr() - static_cast<const T*>(out));  // dest's first element in the output
+    const Tensor<T> rv(r.storage(), dest.sizes(), dest.strides(), r.storage_offset() + off);
+    kernels::with_epilogue(ep, torchtpu::add(e, rv), [&](const auto& x) { dest.copy_(x); });
   }
 };
 
+/// `y` (a library op's result) with a fused residual add and activation applied by the graph's
+/// own `aten::add` (alpha 1: broadcasting, dtype promotion and a number `other` as torch) and
+/// then the activation: the unfused result, for what `call_with_epilogue` does not fuse.
+inline AnyTensor residual_unfused(const AnyTensor& y, const Value& other, const Epilogue& ep) {
+  static const std::shared_ptr<const OpDef> add = registry().find("aten::add");
+  const Value yv(y), alpha(int64_t(1));
+  const Value* in[3] = {&yv, &other, &alpha};
+  Value out[1];
+  OpContext ctx{std::span<const Value* const>(in, 3), std::span<Value>(out, 1), Epilogue{}, nullptr};
+  add->kernel(ctx);
+  Epilogue act = ep;
+  act.residual = false;
+  return act.active() ? kernels::activation_any(act, out[0].any()) : out[0].any();
+}
+
 /// Runs library op `Op` (see `fuses_epilogue`) on tensor operands `t` (schema order) with
 /// arguments `a` and activation `ep` fused into its cpu kernel; on a PJRT device, the op, then
-/// the activation as an expression. **Errors:** as `ops::call`.
+/// the activation as an expression. With `ep.residual`, `residual` (the other operand of the
+/// fused `aten::add`) is added before the activation: in the kernel's pass when it is a cpu
+/// float32/float64 tensor of the result's shape and dtype, else by `residual_unfused` after the
+/// op. **Errors:** as `ops::call`, and as `aten::add` for the residual.
 template <fuses_epilogue Op>
-AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Args& args, const Epilogue& ep) {
+AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Args& args, const Epilogue& ep,
+                             const Value* residual = nullptr) {
   const typename Op::Args a = ops::detail::resolved<Op>(t, args);
   const auto metas = ops::detail::metas_of(t);
   const ops::TensorMeta out = ops::detail::checked_infer<Op>(metas, a);
+  if (ep.residual) {
+    if (!residual) throw ValueError(std::string(Op::aten) + ": internal: a fused residual add without its operand");
+    const bool fused = out.device.is_cpu() && residual->is_tensor() && residual->any().device().is_cpu() &&
+                       residual->any().dtype() == out.dtype && residual->any().sizes() == out.sizes &&
+                       (out.dtype == ScalarType::Float || out.dtype == ScalarType::Double);
+    if (!fused) {
+      Epilogue none;
+      return residual_unfused(call_with_epilogue<Op>(t, args, none), *residual, ep);
+    }
+  }
   return AnyTensor::dispatch(out.dtype, [&]<class T>(std::type_identity<T>) -> AnyTensor {
     if constexpr (Op::dtypes.has(dtype_of<T>())) {
       if (!out.device.is_cpu()) {
@@ -122,7 +164,14 @@ AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Ar
       const ops::detail::OperandList<Tensor<T>> typed(
           t, [](const AnyTensor& x) { return x.defined() ? ops::detail::as_dtype<T>(x) : Tensor<T>(); });
       Tensor<T> y = Tensor<T>::empty(out.sizes);
-      Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, y, EpilogueStore{ep});
+      if (ep.residual) {
+        const Tensor<T> r = residual->any().get<T>().contiguous();
+        Epilogue act = ep;
+        act.residual = false;
+        Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, y, EpilogueStore{act, y.data_ptr(), &r});
+      } else {
+        Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, y, EpilogueStore{ep});
+      }
       return AnyTensor(y);
     } else {
       throw TypeError(std::string(Op::aten) + ": internal: no cpu kernel for " + std::string(dtype_name(dtype_of<T>())));
@@ -278,20 +327,28 @@ inline void register_library_ops(Registry& r) {
   ops::LibraryOps::for_each([&r]<class Op>(std::type_identity<Op>) {
     OpDef d;
     d.name = std::string(Op::aten);
-    if constexpr (fuses_epilogue<Op>) d.accepts_epilogue = true;
+    if constexpr (fuses_epilogue<Op>) d.accepts_epilogue = d.accepts_residual = true;
     if constexpr (requires { Op::in_place; }) d.in_place = Op::in_place;  // index_put_: writes into self (call_args)
     d.prepare = &detail::prepare_library_call<Op>;
     d.kernel = [](OpContext& c) {
-      if constexpr (fuses_epilogue<Op>)
+      // a fused residual add's other operand: the node's last input (Graph::fuse), not the op's
+      const Value* residual = nullptr;
+      if constexpr (fuses_epilogue<Op>) {
         if (c.epilogue.active() && c.out.size() != 1)
           throw ValueError(std::string(Op::aten) + ": the node has " + std::to_string(c.out.size()) + " outputs, the op 1 result");
+        if (c.epilogue.residual) {
+          if (c.in.empty()) throw ValueError(std::string(Op::aten) + ": internal: a fused residual add without its operand");
+          residual = c.in.back();
+          c.in = c.in.first(c.in.size() - 1);
+        }
+      }
       if (c.state) {
         const auto& p = *static_cast<const detail::PreparedLibraryCall<Op>*>(c.state);
         ops::detail::OperandList<AnyTensor> t;
         if (detail::prepared_operands(p, c, t)) {
           if constexpr (fuses_epilogue<Op>) {
             if (c.epilogue.active()) {
-              c.out[0] = Value(call_with_epilogue<Op>(t, p.args, c.epilogue));
+              c.out[0] = Value(call_with_epilogue<Op>(t, p.args, c.epilogue, residual));
               return;
             }
           }
@@ -315,7 +372,7 @@ inline void register_library_ops(Registry& r) {
           std::vector<AnyTensor> t;
           if constexpr (requires { Op::tensors(rd); }) t = Op::tensors(rd);
           else t = rd.tensors();
-          c.out[0] = Value(call_with_epilogue<Op>(t, Op::args(rd), c.epilogue));
+          c.out[0] = Value(call_with_epilogue<Op>(t, Op::args(rd), c.epilogue, residual));
           return;
         }
       }

@@ -18,7 +18,8 @@
 namespace torchtpu::jit {
 
 /// An elementwise activation fused into the op that produces its input (the matmul/conv
-/// epilogue, or one pass of an elementwise op). `lo`/`hi` are hardtanh's bounds.
+/// epilogue, or one pass of an elementwise op), after a fused residual add when `residual`.
+/// `lo`/`hi` are hardtanh's bounds.
 struct Epilogue {
   /// The activation fused after the op (None: no epilogue). Gelu is the erf form, GeluTanh
   /// torch's `approximate='tanh'`.
@@ -29,8 +30,11 @@ struct Epilogue {
   /// Clamp: lower and upper bounds.
   double lo = 0, hi = 0;
   ///@}
-  /// True when an epilogue is set.
-  bool active() const noexcept { return kind != Kind::None; }
+  /// A following `aten::add`/`add_` (alpha 1) fused in: the node's last input (the other
+  /// operand) is added to the op's result before the activation (`OpDef::accepts_residual`).
+  bool residual = false;
+  /// True when an epilogue (an activation or a residual add) is set.
+  bool active() const noexcept { return kind != Kind::None || residual; }
 };
 
 /// Execution modes (DESIGN.md): `debug` runs node by node with each output checked for
@@ -90,6 +94,10 @@ struct OpDef {
   Lowering lowering;      ///< optional StableHLO lowering (empty: host fallback on PJRT devices)
   /// Takes an `Epilogue` (linear, conv, add, ...): a following activation can fuse into it.
   bool accepts_epilogue = false;
+  /// Takes an `Epilogue` with `residual` (the convolutions): a following `aten::add`/`add_`
+  /// with alpha 1 of its result and a tensor computed before it fuses into it, the tensor
+  /// passed as the node's last input.
+  bool accepts_residual = false;
   /// Is an elementwise activation that can fuse into a producer; `epilogue_of(inputs)` says
   /// which one (returns Kind::None when the constant arguments do not allow it).
   std::function<Epilogue(std::span<const Value* const>)> epilogue_of;

@@ -97,9 +97,10 @@ concept fuses_epilogue = requires { Op::accepts_epilogue; } && Op::accepts_epilo
 /// `ep(e + r)`, r the residual's elements at dest's positions.
 struct EpilogueStore {
   const Epilogue& ep;  ///< the activation
-  /// The op's output (contiguous), which every `dest` is a view of; with `residual`, a
-  /// contiguous tensor of the output's shape and dtype: dest's positions in it are read.
+  /// The op's output (contiguous), which every `dest` is a view of (with `residual`).
   const void* out = nullptr;
+  /// A `Tensor<T>` (contiguous, the output's shape and dtype) whose elements at dest's
+  /// positions are added before the activation, or null.
   const void* residual = nullptr;
   /// `dest = ep(e)`, or `ep(e + residual)`.
   template <class D, class E>

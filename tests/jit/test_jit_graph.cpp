@@ -288,6 +288,32 @@ TEST_CASE("jit graph: a residual add (and the activation after it) fuses into th
   CHECK(std::equal(a64.data_ptr(), a64.data_ptr() + a64.numel(), b64.data_ptr()));
 }
 
+TEST_CASE("jit graph: profile times each node of the plan and names its inputs", "[jit]") {
+  // linear + relu (fused into one node in Fused mode), then view: 2 nodes fused, 3 strict
+  Graph g;
+  const int x = g.add_input("x");
+  const int w = g.add_constant(Value(t({1, -1, 2, 0}, Dims{2, 2})));
+  const int y = g.add_node("aten::linear", {x, w, g.add_constant(Value())}, 1, "node 0")[0];
+  const int r = g.add_node("aten::relu", {y}, 1, "node 1")[0];
+  g.set_outputs({g.add_node("aten::view", {r, g.add_constant(Value(std::vector<int64_t>{-1}))}, 1, "node 2")[0]});
+  g.finalize();
+  const std::vector<Value> in = {Value(t({3, 1, -1, 2}, Dims{2, 2}))};
+  const auto fused = g.profile(in, 3);
+  REQUIRE(fused.size() == 2);
+  CHECK(fused[0].kind == "aten::linear");
+  CHECK(fused[0].location == "node 0");
+  CHECK(fused[0].inputs == "[2, 2] float32, [2, 2] float32");  // the absent bias is not a tensor
+  CHECK(fused[1].kind == "aten::view");
+  CHECK(fused[1].inputs == "[2, 2] float32");
+  for (const auto& n : fused) CHECK(n.seconds > 0);
+  const auto strict = g.profile(in, 1, Mode::Strict);
+  REQUIRE(strict.size() == 3);
+  CHECK(strict[1].kind == "aten::relu");
+  CHECK_THROWS_AS(g.profile(in, 0), torchtpu::ValueError);
+  // the profiled passes compute what run computes: [3·1 - 1·1, 3·2] -> relu, [-1 - 2, -2] -> 0
+  CHECK(values(g.run(in)[0].tensor()) == std::vector<float>{2, 6, 0, 0});
+}
+
 TEST_CASE("jit graph: constant tensors pinned for packing until the last copy of the graph goes", "[jit]") {
   // linear of x [6, 3] (enough rows for the packed GEMM) with w [5, 3]: w is packed on the first
   // run and reused; every run gives x @ w.T, computed here in float64.

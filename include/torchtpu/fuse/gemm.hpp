@@ -70,7 +70,7 @@ namespace torchtpu::detail {
 /// rows (from the thread that computed them, possibly in parallel with other blocks), and
 /// before it `epilogue_block(ctx, row_begin, row_end, col_begin, col_end)` on each finished
 /// block of rows and columns, while it is in cache (a wide product's rows are not: a 1x1
-/// convolution's 96 x 12544 output is 4.7 MiB).
+/// convolution's 96 x 12544 output is 4.6 MiB).
 struct SgemmArgs {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;

@@ -117,18 +117,16 @@ struct EpilogueStore {
   }
 };
 
-/// `y` (a library op's result) with a fused residual add and activation applied by the graph's
-/// own `aten::add` (alpha 1: broadcasting, dtype promotion and a number `other` as torch) and
-/// then the activation: the unfused result, for what `call_with_epilogue` does not fuse.
-inline AnyTensor residual_unfused(const AnyTensor& y, const Value& other, const Epilogue& ep) {
+/// `y` (a library op's result) plus `other` by the graph's own `aten::add` (alpha 1:
+/// broadcasting, dtype promotion and a number `other` as torch), then activation `act`: the
+/// unfused result of a fused residual add, for what `call_with_epilogue` does not fuse.
+inline AnyTensor residual_unfused(const AnyTensor& y, const Value& other, const Epilogue& act) {
   static const std::shared_ptr<const OpDef> add = registry().find("aten::add");
   const Value yv(y), alpha(int64_t(1));
   const Value* in[3] = {&yv, &other, &alpha};
   Value out[1];
   OpContext ctx{std::span<const Value* const>(in, 3), std::span<Value>(out, 1), Epilogue{}, nullptr};
   add->kernel(ctx);
-  Epilogue act = ep;
-  act.residual = false;
   return act.active() ? kernels::activation_any(act, out[0].any()) : out[0].any();
 }
 
@@ -144,6 +142,8 @@ AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Ar
   const typename Op::Args a = ops::detail::resolved<Op>(t, args);
   const auto metas = ops::detail::metas_of(t);
   const ops::TensorMeta out = ops::detail::checked_infer<Op>(metas, a);
+  Epilogue act = ep;  // the activation alone (after the residual add)
+  act.residual = false;
   if (ep.residual) {
     if (!residual) throw ValueError(std::string(Op::aten) + ": internal: a fused residual add without its operand");
     const bool fused = out.device.is_cpu() && residual->is_tensor() && residual->any().device().is_cpu() &&
@@ -151,7 +151,7 @@ AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Ar
                        (out.dtype == ScalarType::Float || out.dtype == ScalarType::Double);
     if (!fused) {
       Epilogue none;
-      return residual_unfused(call_with_epilogue<Op>(t, args, none), *residual, ep);
+      return residual_unfused(call_with_epilogue<Op>(t, args, none), *residual, act);
     }
   }
   return AnyTensor::dispatch(out.dtype, [&]<class T>(std::type_identity<T>) -> AnyTensor {
@@ -167,8 +167,6 @@ AnyTensor call_with_epilogue(std::span<const AnyTensor> t, const typename Op::Ar
       Tensor<T> y = Tensor<T>::empty(out.sizes);
       if (ep.residual) {
         const Tensor<T> r = residual->any().get<T>().contiguous();
-        Epilogue act = ep;
-        act.residual = false;
         Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, y, EpilogueStore{act, y.data_ptr(), &r});
       } else {
         Op::template cpu<T>(std::span<const Tensor<T>>(typed), a, y, EpilogueStore{ep});

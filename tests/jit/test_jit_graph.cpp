@@ -288,6 +288,93 @@ TEST_CASE("jit graph: a residual add (and the activation after it) fuses into th
   CHECK(std::equal(a64.data_ptr(), a64.data_ptr() + a64.numel(), b64.data_ptr()));
 }
 
+TEST_CASE("jit graph: pointwise -> depthwise -> pointwise convolutions run as one chain, band by band", "[jit]") {
+  // MobileNet's inverted residual block: conv 1x1 (C -> E) + relu6, depthwise 3x3 (stride s) +
+  // relu6, conv 1x1 (E -> O) [+ residual]; 60x40 planes with E = 64 make two or three bands of
+  // rows (ops/conv.hpp conv_chain_band_bytes), so bands share expanded rows and cut the output
+  torchtpu::Generator gen(11);
+  const int64_t C = 16, E = 64, O = 16, H = 60, W = 40;
+  const FloatTensor w1 = torchtpu::randn<float>(Dims{E, C, 1, 1}, gen), b1 = torchtpu::randn<float>(Dims{E}, gen);
+  const FloatTensor w2 = torchtpu::randn<float>(Dims{E, 1, 3, 3}, gen), b2 = torchtpu::randn<float>(Dims{E}, gen);
+  const FloatTensor w3 = torchtpu::randn<float>(Dims{O, E, 1, 1}, gen), b3 = torchtpu::randn<float>(Dims{O}, gen);
+  enum class Form { full, full_residual, full_stride2, no_expand, no_project, expand_read_twice, residual_input };
+  auto build = [&](Graph& g, Form f) {
+    const int xi = g.add_input("x"), ri = f == Form::residual_input ? g.add_input("r") : -1;
+    const int one = g.add_constant(Value(std::vector<int64_t>{1, 1})), zero = g.add_constant(Value(std::vector<int64_t>{0, 0}));
+    const int s = g.add_constant(Value(std::vector<int64_t>{f == Form::full_stride2 ? 2 : 1, f == Form::full_stride2 ? 2 : 1}));
+    const int g1 = g.add_constant(Value(int64_t(1))), gE = g.add_constant(Value(int64_t(E)));
+    const int lo = g.add_constant(Value(0.0)), hi = g.add_constant(Value(6.0));
+    auto relu6 = [&](int v, const char* loc) { return g.add_node("aten::hardtanh", {v, lo, hi}, 1, loc)[0]; };
+    int y = xi, expand = -1;
+    if (f != Form::no_expand) {
+      expand = g.add_node("aten::conv2d", {xi, g.add_constant(Value(w1)), g.add_constant(Value(b1)), one, zero, one, g1}, 1, "node 0")[0];
+      y = relu6(expand, "node 1");
+    }
+    y = relu6(g.add_node("aten::conv2d", {y, g.add_constant(Value(w2)), g.add_constant(Value(b2)), s, one, one, gE}, 1, "node 2")[0],
+              "node 3");
+    if (f != Form::no_project)
+      y = g.add_node("aten::conv2d", {y, g.add_constant(Value(w3)), g.add_constant(Value(b3)), one, zero, one, g1}, 1, "node 4")[0];
+    if (f == Form::full_residual) y = g.add_node("aten::add", {y, xi, g.add_constant(Value(int64_t(1)))}, 1, "node 5")[0];
+    if (f == Form::residual_input) y = g.add_node("aten::add", {y, ri, g.add_constant(Value(int64_t(1)))}, 1, "node 5")[0];
+    if (f == Form::expand_read_twice) g.set_outputs({y, expand});
+    else g.set_outputs({y});
+    g.finalize();
+  };
+  auto relu6 = [](std::vector<double> v, Dims shape) {
+    std::vector<float> r;
+    for (double e : v) r.push_back(float(std::clamp(e, 0.0, 6.0)));
+    return torchtpu::from_data(r.data(), shape);
+  };
+  for (Form f : {Form::full, Form::full_residual, Form::full_stride2, Form::no_expand, Form::no_project, Form::expand_read_twice}) {
+    CAPTURE(int(f));
+    Graph g;
+    build(g, f);
+    // the three (or two) convolutions as one node, unless the expanded tensor is read elsewhere
+    CHECK(g.executed_nodes(Mode::Fused) == (f == Form::expand_read_twice ? 3u : 1u));
+    const int64_t n = 2;
+    const FloatTensor x = torchtpu::randn<float>(Dims{n, f == Form::no_expand ? E : C, H, W}, gen);
+    // float64 reference, layer by layer (each layer's result rounded to float32 as it is stored)
+    int64_t OH = H, OW = W;
+    FloatTensor cur = x;
+    if (f != Form::no_expand) cur = relu6(naive_conv(cur, w1, b1, 1, 0, 1, 1, OH, OW), Dims{n, E, H, W});
+    const int64_t st = f == Form::full_stride2 ? 2 : 1;
+    const std::vector<double> d = naive_conv(cur, w2, b2, st, 1, 1, E, OH, OW);
+    cur = relu6(d, Dims{n, E, OH, OW});
+    std::vector<double> want;
+    if (f == Form::no_project) {
+      for (float v : values(cur)) want.push_back(v);
+    } else {
+      want = naive_conv(cur, w3, b3, 1, 0, 1, 1, OH, OW);
+      if (f == Form::full_residual)
+        for (size_t i = 0; i < want.size(); ++i) want[i] += double(x.data_ptr()[i]);
+    }
+    const std::vector<Value> strict = g.run({Value(x)}, Mode::Strict), fused = g.run({Value(x)}, Mode::Fused);
+    const std::vector<float> fv = values(fused[0].tensor());
+    CHECK(fv == values(strict[0].tensor()));  // the same float32 operations, in the same order
+    REQUIRE(fv.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(fv[i] - want[i]) <= 1e-4 * (1 + std::abs(want[i])));
+    if (f == Form::expand_read_twice) CHECK(values(fused[1].tensor()) == values(strict[1].tensor()));
+  }
+  // the chain declines what it does not run (the members run one by one, as the unfused graph):
+  // a residual that broadcasts ([O, 1, 1]: aten::add after the last convolution), and an input
+  // with fewer channels (the error names the failing member)
+  Graph g;
+  build(g, Form::residual_input);
+  REQUIRE(g.executed_nodes(Mode::Fused) == 1u);
+  const FloatTensor x = torchtpu::randn<float>(Dims{1, C, 30, 29}, gen), rb = torchtpu::randn<float>(Dims{O, 1, 1}, gen);
+  const FloatTensor yb = g.run({Value(x), Value(rb)}, Mode::Fused)[0].tensor();
+  CHECK(yb.sizes() == Dims{1, O, 30, 29});
+  CHECK(values(yb) == values(g.run({Value(x), Value(rb)}, Mode::Strict)[0].tensor()));
+  const FloatTensor r = torchtpu::randn<float>(Dims{1, O, 30, 29}, gen);  // fused into the chain (30x29: large enough)
+  CHECK(values(g.run({Value(x), Value(r)}, Mode::Fused)[0].tensor()) == values(g.run({Value(x), Value(r)}, Mode::Strict)[0].tensor()));
+  const FloatTensor bad = torchtpu::randn<float>(Dims{1, C - 1, 30, 29}, gen);
+  CHECK_THROWS_WITH(g.run({Value(bad), Value(r)}, Mode::Fused), Catch::Contains("node 0") && Catch::Contains("aten::conv2d"));
+  // the profile names the chain node
+  const auto prof = g.profile(std::vector<Value>{Value(x), Value(r)}, 1);
+  REQUIRE(prof.size() == 1u);
+  CHECK(prof[0].kind == "torchtpu::conv_chain");
+}
+
 TEST_CASE("jit graph: profile times each node of the plan and names its inputs", "[jit]") {
   // linear + relu (fused into one node in Fused mode), then view: 2 nodes fused, 3 strict
   Graph g;

@@ -629,6 +629,82 @@ TEMPLATE_TEST_CASE("convolution: the fused epilogue entry", "[ops][conv]", float
   }
 }
 
+/// The epilogue of the conv2d_chain test: relu6 (hardtanh(0, 6)).
+struct Relu6 {
+  template <class D, class E>
+  void operator()(D dest, const E& e) const { dest.copy_(torchtpu::clamp(e, 0.0, 6.0)); }
+};
+
+TEST_CASE("convolution: conv2d_chain equals its layers run one by one (bitwise) and float64", "[ops][conv]") {
+  // [pointwise] depthwise [pointwise] chains: mobilenet_v2's blocks (several bands of rows at
+  // 112x112 and 56x56), stride 2, a 5x5 window, dilation 2, no padding, padding 2, no bias, two
+  // images, no expansion, no projection
+  using ops::detail::ConvGeom;
+  struct Case { int64_t N, C, E, O, H, W, k, s, p, d; bool pre, post, bias; };
+  const Case cases[] = {{1, 16, 96, 24, 112, 112, 3, 2, 1, 1, true, true, true}, {1, 24, 144, 24, 56, 56, 3, 1, 1, 1, true, true, true},
+                        {1, 32, 32, 16, 112, 112, 3, 1, 1, 1, false, true, true}, {2, 5, 13, 7, 23, 19, 3, 1, 1, 1, true, true, false},
+                        {1, 5, 13, 7, 23, 19, 5, 2, 2, 1, true, true, true},      {1, 6, 11, 0, 31, 17, 3, 1, 1, 2, true, false, true},
+                        {1, 6, 11, 4, 30, 17, 3, 2, 0, 1, false, true, true},    {1, 3, 9, 5, 40, 9, 3, 1, 2, 1, true, true, true},
+                        {2, 4, 8, 0, 9, 9, 3, 2, 1, 1, true, false, false}};
+  Generator gen(7);
+  const Relu6 ep;
+  for (const Case& c : cases) {
+    INFO("N " << c.N << " C " << c.C << " E " << c.E << " O " << c.O << " " << c.H << "x" << c.W << " k " << c.k << " s " << c.s
+              << " p " << c.p << " d " << c.d << " pre " << c.pre << " post " << c.post);
+    ConvGeom dw;
+    dw.N = c.N; dw.C = dw.OC = dw.G = c.E; dw.Cg = dw.OCg = 1;
+    dw.in[1] = c.H; dw.in[2] = c.W; dw.k[1] = dw.k[2] = c.k; dw.s[1] = dw.s[2] = c.s; dw.d[1] = dw.d[2] = c.d;
+    dw.lo[1] = dw.lo[2] = dw.hi[1] = dw.hi[2] = c.p;
+    dw.out[1] = (c.H + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1;
+    dw.out[2] = (c.W + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1;
+    auto pointwise = [&](int64_t C, int64_t OC, int64_t H, int64_t W) {
+      ConvGeom g;
+      g.N = c.N; g.C = g.Cg = C; g.OC = g.OCg = OC; g.in[1] = g.out[1] = H; g.in[2] = g.out[2] = W;
+      return g;
+    };
+    std::vector<ConvGeom> gs;
+    if (c.pre) gs.push_back(pointwise(c.C, c.E, c.H, c.W));
+    gs.push_back(dw);
+    if (c.post) gs.push_back(pointwise(c.E, c.O, dw.out[1], dw.out[2]));
+    std::vector<Tensor<float>> ws, bs;
+    for (const ConvGeom& g : gs) {
+      ws.push_back(randn<float>(Dims{g.OC, g.Cg, g.k[1], g.k[2]}, gen));
+      bs.push_back(randn<float>(Dims{g.OC}, gen));
+    }
+    std::vector<ops::detail::ConvChainLayer<Relu6>> layers;
+    for (size_t i = 0; i < gs.size(); ++i) layers.push_back({gs[i], &ws[i], c.bias ? &bs[i] : nullptr, &ep});
+    const std::span<const ops::detail::ConvChainLayer<Relu6>> span(layers);
+    REQUIRE(ops::detail::conv_chain_fits(span));
+    const Tensor<float> x = randn<float>(Dims{c.N, gs[0].C, c.H, c.W}, gen);
+    Tensor<float> out = Tensor<float>::empty(gs.back().out_sizes());
+    ops::detail::conv2d_chain(span, x, out);
+    Tensor<float> seq = x;  // the layers one by one (conv2d_fast), and in float64
+    Tensor<double> ref = Tensor<double>(x.to<double>());
+    for (size_t i = 0; i < gs.size(); ++i) {
+      Tensor<float> o = Tensor<float>::empty(gs[i].out_sizes());
+      ops::detail::conv2d_fast(gs[i], seq, ws[i], c.bias ? &bs[i] : nullptr, o, ep);
+      seq = o;
+      const int64_t pad = i == (c.pre ? 1u : 0u) ? c.p : 0, st = i == (c.pre ? 1u : 0u) ? c.s : 1;
+      const int64_t dil = i == (c.pre ? 1u : 0u) ? c.d : 1;
+      const Tensor<double> b64 = c.bias ? Tensor<double>(bs[i].to<double>()) : Tensor<double>();
+      ref = Tensor<double>(torchtpu::clamp(conv2d(ref, Tensor<double>(ws[i].to<double>()), b64, {st}, {pad}, {dil}, gs[i].G), 0.0, 6.0));
+    }
+    REQUIRE(out.sizes() == seq.sizes());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < out.numel(); ++i) differ += out.data_ptr()[i] != seq.data_ptr()[i];
+    CHECK(differ == 0);
+    check_near(vals(out), vals(ref), 1e-4, 1e-4);
+  }
+  // what conv_chain_fits refuses: a 1x1 layer with stride 2 as the expansion, two depthwise layers
+  std::vector<ops::detail::ConvChainLayer<Relu6>> bad(2);
+  bad[0].g.C = bad[0].g.OC = bad[0].g.Cg = bad[0].g.OCg = 4;
+  bad[0].g.s[1] = bad[0].g.s[2] = 2;
+  bad[1].g.C = bad[1].g.OC = bad[1].g.G = 4;
+  CHECK_FALSE(ops::detail::conv_chain_fits(std::span<const ops::detail::ConvChainLayer<Relu6>>(bad)));
+  bad[0].g = bad[1].g;
+  CHECK_FALSE(ops::detail::conv_chain_fits(std::span<const ops::detail::ConvChainLayer<Relu6>>(bad)));
+}
+
 TEST_CASE("convolution and pooling: errors name the op and the operands", "[ops][conv][errors]") {
   const Tensor<float> x = sinus<float>(Dims{1, 3, 5, 5}), w = sinus<float>(Dims{4, 3, 3, 3});
   auto throws = [](auto f, const std::string& what) {

@@ -20,7 +20,9 @@ namespace torchtpu::detail {
 
 /// One window operation over planes of a contiguous NCHW f32 tensor. Geometry as PyTorch's
 /// (`kernel kh x kw`, stride, padding, dilation; output `OH x OW` computed by the caller);
-/// `planes` planes of `H x W` at `x`, written as `OH x OW` planes at `out`.
+/// `planes` planes of `H x W` at `x`, written as `OH x OW` planes at `out` (plane p at
+/// `x + p · x_step()` and `out + p · out_step()`: contiguous planes unless `x_plane` /
+/// `out_plane` say otherwise, as for a band of rows of each plane).
 /// - `max`: maximum over the window's in-bounds elements (padding counts as -inf); a NaN in
 ///   the window gives NaN (torch.nn.functional.max_pool2d).
 /// - `avg`: sum over the in-bounds elements, divided by `divisor_override` (> 0), or by the
@@ -39,6 +41,14 @@ struct Window2dArgs {
   const float* weight = nullptr;
   const float* bias = nullptr;
   int64_t planes_per_item = 1;
+  /// Floats from one input plane to the next, and from one output plane to the next (0: H · W
+  /// and OH · OW). Rows stay contiguous: a band of rows of larger planes (a convolution chain's
+  /// band, ops/conv.hpp `conv2d_chain`) has `x_plane` > H · W.
+  int64_t x_plane = 0, out_plane = 0;
+  /// Floats from one input plane to the next.
+  int64_t x_step() const { return x_plane ? x_plane : H * W; }
+  /// Floats from one output plane to the next.
+  int64_t out_step() const { return out_plane ? out_plane : OH * OW; }
 };
 
 /// The divisor of average pooling's output (oh, ow) (see Window2dArgs).
@@ -75,7 +85,7 @@ constexpr T window_lowest() {
 /// int64 average pooling (the sum divided with C++'s truncating `/`, as torch's cpu kernel).
 template <class T>
 T window_value(const Window2dArgs& a, const T* x, int64_t plane, int64_t oh, int64_t ow) {
-  const T* xc = x + plane * a.H * a.W;
+  const T* xc = x + plane * a.x_step();
   if (a.kind == Window2dArgs::Kind::avg) {
     const int64_t h0 = std::max<int64_t>(oh * a.sh - a.ph, 0), w0 = std::max<int64_t>(ow * a.sw - a.pw, 0);
     const int64_t h1 = std::min(oh * a.sh - a.ph + a.kh, a.H), w1 = std::min(ow * a.sw - a.pw + a.kw, a.W);
@@ -117,7 +127,7 @@ inline float window_at(const Window2dArgs& a, int64_t plane, int64_t oh, int64_t
 template <class T>
 void window2d_planes_scalar(const Window2dArgs& a, const T* x, T* out, int64_t p0, int64_t p1) {
   for (int64_t pl = p0; pl < p1; ++pl) {
-    T* o = out + pl * a.OH * a.OW;
+    T* o = out + pl * a.out_step();
     for (int64_t oh = 0; oh < a.OH; ++oh)
       for (int64_t ow = 0; ow < a.OW; ++ow) o[oh * a.OW + ow] = window_value<T>(a, x, pl, oh, ow);
   }
@@ -300,8 +310,8 @@ TORCHTPU_VEC void window2d_planes(const Window2dArgs& a, int64_t p0, int64_t p1)
   int64_t lo, hi;
   window_interior(a, lo, hi);
   for (int64_t pl = p0; pl < p1; ++pl) {
-    const float* xc = a.x + pl * a.H * a.W;
-    float* o = a.out + pl * a.OH * a.OW;
+    const float* xc = a.x + pl * a.x_step();
+    float* o = a.out + pl * a.out_step();
     for (int64_t oh = 0; oh < a.OH; ++oh) {
       float* orow = o + oh * a.OW;
       for (int64_t ow = 0; ow < std::min(lo, a.OW); ++ow) orow[ow] = window_at(a, pl, oh, ow);
@@ -506,10 +516,10 @@ TORCHTPU_VEC void depthwise_planes(const Window2dArgs& a, int64_t p0, int64_t p1
   const bool mx = a.kind == Window2dArgs::Kind::max;
   for (int64_t pl = p0; pl < p1; ++pl) {
     const int64_t ch = pl % a.planes_per_item;
-    const float* xc = a.x + pl * a.H * a.W;
+    const float* xc = a.x + pl * a.x_step();
     const float* wk = mx ? nullptr : a.weight + ch * taps;
     const V bias = V::set1(!mx && a.bias ? a.bias[ch] : 0.0f);
-    float* o = a.out + pl * a.OH * a.OW;
+    float* o = a.out + pl * a.out_step();
     for (int64_t oh0 = 0; oh0 < a.OH; oh0 += band) {
       const int64_t rows = std::min(band, a.OH - oh0), nvec = (rows * b.wq + L - 1) / L;
       phase_fill<V>(a, b, xc, oh0, rows, blk, mx ? -std::numeric_limits<float>::infinity() : 0.0f);
@@ -592,7 +602,7 @@ struct PhaseFillBody {
     const int64_t rows = a.OH + b.extra;
     for (int64_t pl = p0; pl < p1; ++pl) {
       float* d = dst + pl * a.sh * a.sw * b.block;
-      phase_fill<V>(a, b, a.x + pl * a.H * a.W, 0, a.OH, d);
+      phase_fill<V>(a, b, a.x + pl * a.x_step(), 0, a.OH, d);
       for (int64_t ph = 0; ph < a.sh * a.sw; ++ph)
         if (phase_used(a, ph / a.sw, ph % a.sw)) phase_zero<V>(d + ph * b.block + rows * b.wq, b.block - rows * b.wq);
     }
@@ -690,7 +700,7 @@ inline void phase_fill_scalar(const Window2dArgs& a, const PhaseBlocks& b, float
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t c = 0; c < b.wq; ++c) {
             const int64_t ih = r * a.sh + ri - a.ph, iw = c * a.sw + rj - a.pw;
-            d[r * b.wq + c] = ih >= 0 && ih < a.H && iw >= 0 && iw < a.W ? a.x[(pl * a.H + ih) * a.W + iw] : 0.0f;
+            d[r * b.wq + c] = ih >= 0 && ih < a.H && iw >= 0 && iw < a.W ? a.x[pl * a.x_step() + ih * a.W + iw] : 0.0f;
           }
         std::fill(d + rows * b.wq, d + b.block, 0.0f);
       }

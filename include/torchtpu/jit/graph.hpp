@@ -144,7 +144,7 @@ class Graph {
     for (size_t i = 0; i < nodes_.size(); ++i)
       if (!folded_[i]) live.push_back(nodes_[i]);
     plain_ = plan(live);
-    fused_ = plan(find_regions(fuse(std::move(live)), outputs_, slots_.size()));
+    fused_ = plan(find_regions(find_conv_chains(fuse(std::move(live))), outputs_, slots_.size()));
     pins_ = pin_constants();
   }
 
@@ -166,7 +166,7 @@ class Graph {
 
   /// One node of a profiled pass (`profile`).
   struct NodeProfile {
-    std::string kind;      ///< TorchScript kind (`aten::conv2d`), `torchtpu::region` for a fused elementwise region
+    std::string kind;      ///< TorchScript kind (`aten::conv2d`), `torchtpu::region` for a fused elementwise region, `torchtpu::conv_chain` for a convolution chain
     std::string location;  ///< as in error messages, e.g. `node 12 (model.py:30:0)`
     std::string inputs;    ///< the input tensors' shapes and dtypes, e.g. `[1, 64, 56, 56] float32, [64, 64, 3, 3] float32`
     double seconds = 0;    ///< wall time of the node's kernel in seconds, mean over the profiled passes
@@ -394,6 +394,15 @@ class Graph {
   /// when its values allow it (jit/region.hpp), otherwise member by member, each as the
   /// unfused graph runs it (its errors name the member).
   void exec(const Node& n, std::vector<Value>& slots, Mode mode, Scratch& scratch) const {
+    if (n.chain) {
+      if (std::optional<Value> v = run_chain(n, slots)) {
+        slots[size_t(n.outputs[0])] = std::move(*v);
+        return;
+      }
+      for (const Node& m : n.chain->members) exec(m, slots, mode, scratch);
+      for (int s : n.chain->intermediates) slots[size_t(s)].reset();
+      return;
+    }
     if (n.region) {
       if (std::optional<Value> v = run_region_fast(*n.region, slots)) {
         slots[size_t(n.outputs[0])] = std::move(*v);
@@ -555,6 +564,91 @@ class Graph {
     for (size_t i = 0; i < nodes.size(); ++i)
       if (!dead[i]) r.push_back(std::move(nodes[i]));
     return r;
+  }
+
+  /// `nodes` (the fused plan) with each run of consecutive convolutions of one op that form
+  /// a chain (OpDef::chain_role: [pointwise] depthwise [pointwise], each reading the previous
+  /// one's result, read nowhere else and not a graph output; a residual add fused into the last
+  /// only) merged into one `torchtpu::conv_chain` node: MobileNet's inverted residual blocks,
+  /// run band by band of rows (ops/conv.hpp `conv2d_chain`) so that their expanded tensors stay
+  /// in cache. The node's inputs are its members' inputs (the intermediates left out).
+  std::vector<Node> find_conv_chains(std::vector<Node> nodes) const {
+    std::vector<int> uses(slots_.size(), 0);
+    for (const auto& n : nodes)
+      for (int s : n.inputs) ++uses[size_t(s)];
+    for (int s : outputs_) ++uses[size_t(s)];
+    auto role = [](const Node& n) { return n.op && n.op->chain_role && n.op->run_chain ? n.op->chain_role(n.state.get()) : 0; };
+    // node b reads node a's result as its operand 0, and only b reads it
+    auto links = [&](const Node& a, const Node& b) {
+      return a.op == b.op && a.outputs.size() == 1 && !a.epilogue.residual && !b.inputs.empty() &&
+             b.inputs[0] == a.outputs[0] && uses[size_t(a.outputs[0])] == 1;
+    };
+    std::vector<Node> r;
+    for (size_t i = 0; i < nodes.size();) {
+      size_t len = 0;  // members from node i on: pointwise, depthwise, pointwise (the first or last may be absent)
+      const int r0 = role(nodes[i]);
+      if (r0 == 1 && i + 1 < nodes.size() && role(nodes[i + 1]) == 2 && links(nodes[i], nodes[i + 1])) {
+        len = 2;
+        if (i + 2 < nodes.size() && role(nodes[i + 2]) == 1 && links(nodes[i + 1], nodes[i + 2])) len = 3;
+      } else if (r0 == 2 && i + 1 < nodes.size() && role(nodes[i + 1]) == 1 && links(nodes[i], nodes[i + 1])) {
+        len = 2;
+      }
+      if (len == 0) {
+        r.push_back(std::move(nodes[i++]));
+        continue;
+      }
+      auto chain = std::make_shared<Region>();
+      Node cn;
+      cn.kind = "torchtpu::conv_chain";
+      cn.op = conv_chain_opdef();
+      cn.location = nodes[i].location;
+      cn.outputs = nodes[i + len - 1].outputs;
+      for (size_t k = i; k < i + len; ++k) {
+        for (size_t q = 0; q < nodes[k].inputs.size(); ++q) {
+          const int s = nodes[k].inputs[q];
+          if (k > i && q == 0) continue;  // the previous member's result
+          bool seen = false;
+          for (int t : cn.inputs) seen = seen || t == s;
+          if (!seen) cn.inputs.push_back(s);
+        }
+        if (k + 1 < i + len) chain->intermediates.push_back(nodes[k].outputs[0]);
+        chain->members.push_back(std::move(nodes[k]));
+      }
+      cn.chain = std::move(chain);
+      r.push_back(std::move(cn));
+      i += len;
+    }
+    return r;
+  }
+
+  /// The registry entry of `torchtpu::conv_chain` nodes (run by `exec`, never as a kernel).
+  static std::shared_ptr<const OpDef> conv_chain_opdef() {
+    static const std::shared_ptr<const OpDef> d = [] {
+      OpDef o;
+      o.name = "torchtpu::conv_chain";
+      o.kernel = [](OpContext&) { throw Error("torchtpu::conv_chain: internal: a chain node run as a kernel"); };
+      return std::make_shared<const OpDef>(std::move(o));
+    }();
+    return d;
+  }
+
+  /// Chain node `n` run by its members' `OpDef::run_chain` on `slots`, or nothing.
+  static std::optional<Value> run_chain(const Node& n, const std::vector<Value>& slots) {
+    const std::vector<Node>& m = n.chain->members;
+    const void* states[3] = {};
+    Epilogue eps[3];
+    if (m.size() > 3) return std::nullopt;
+    for (size_t k = 0; k < m.size(); ++k) {
+      states[k] = m[k].state.get();
+      eps[k] = m[k].epilogue;
+    }
+    const Node& last = m.back();
+    ChainCall c;
+    c.input = &slots[size_t(m.front().inputs[0])];
+    c.states = std::span<const void* const>(states, m.size());
+    c.epilogues = std::span<const Epilogue>(eps, m.size());
+    c.residual = last.epilogue.residual ? &slots[size_t(last.inputs.back())] : nullptr;
+    return m.front().op->run_chain(c);
   }
 
   /// Computes which slots die after each node (not inputs to later nodes, not outputs,

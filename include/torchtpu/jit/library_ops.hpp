@@ -3,7 +3,9 @@
 // passes the node's inputs to the op's one definition by its aten schema; `to_arg` converts a
 // graph value into an op argument (also for the lowering, jit/lower.hpp). No per-op code here.
 #pragma once
+#include <concepts>     // std::same_as
 #include <cstdint>      // uint8_t
+#include <optional>     // std::optional (run_conv_chain)
 #include <span>         // std::span
 #include <memory>       // std::shared_ptr, std::make_shared
 #include <string>       // std::string
@@ -302,6 +304,87 @@ bool prepared_operands(const PreparedLibraryCall<Op>& p, const OpContext& c, ops
   return true;
 }
 
+/// OpDef::chain_role of convolution op `Op` (see there) from its prepared state.
+template <class Op>
+int conv_chain_role(const void* state) {
+  if (!state) return 0;
+  const auto& p = *static_cast<const PreparedLibraryCall<Op>*>(state);
+  using Kind = typename PreparedLibraryCall<Op>::Operand::Kind;
+  if (p.operands.size() < 2 || p.operands.size() > 3 || p.operands[0].kind != Kind::Input) return 0;
+  for (size_t i = 1; i < p.operands.size(); ++i)
+    if (p.operands[i].kind != Kind::Fixed || (p.operands[i].fixed.defined() && p.operands[i].fixed.dtype() != ScalarType::Float))
+      return 0;
+  const AnyTensor& w = p.operands[1].fixed;
+  if (!w.defined() || w.dim() != 4 || p.args.transposed) return 0;
+  const Dims& ws = w.sizes();
+  if (p.args.groups == 1 && ws[2] == 1 && ws[3] == 1) return 1;
+  if (ws[1] == 1 && p.args.groups == ws[0]) return 2;
+  return 0;
+}
+
+/// OpDef::run_chain of convolution op `Op`: the nodes' geometries from their prepared
+/// arguments and the input's shape (ops/conv.hpp conv_geom), run by `conv2d_chain` when the
+/// input is a float32 cpu tensor, every layer fits it (`conv_chain_fits`), the planes are large
+/// enough for it to pay (`conv_chain_pays`) and a residual is a
+/// float32 cpu tensor of the result's shape; each node's epilogue as `call_with_epilogue`
+/// applies it. Nothing otherwise.
+template <class Op>
+std::optional<Value> run_conv_chain(const ChainCall& c) {
+  using Layer = ops::detail::ConvChainLayer<EpilogueStore>;
+  const size_t n = c.states.size();
+  if (n < 2 || n > 3 || c.epilogues.size() != n || !c.input || !c.input->is_tensor()) return std::nullopt;
+  const Tensor<float>* xf = c.input->any().get_if<float>();
+  if (!xf || !xf->device().is_cpu() || xf->dim() != 4) return std::nullopt;
+  Layer layers[3];
+  Tensor<float> weight[3], bias[3];
+  ops::TensorMeta cur{ScalarType::Float, xf->sizes(), Device{}, true};
+  for (size_t i = 0; i < n; ++i) {
+    if (!c.states[i] || conv_chain_role<Op>(c.states[i]) == 0) return std::nullopt;
+    if (i + 1 < n && c.epilogues[i].residual) return std::nullopt;
+    const auto& p = *static_cast<const PreparedLibraryCall<Op>*>(c.states[i]);
+    const AnyTensor& w = p.operands[1].fixed;
+    ops::TensorMeta metas[3] = {cur, ops::TensorMeta::of(w), {}};
+    size_t count = 2;
+    if (p.operands.size() == 3) metas[count++] = ops::TensorMeta::of(p.operands[2].fixed);
+    try {
+      layers[i].g = ops::detail::conv_geom(std::span<const ops::TensorMeta>(metas, count), p.args, Op::aten);
+    } catch (const Error&) {
+      return std::nullopt;  // the node, run alone, reports it
+    }
+    weight[i] = w.template get<float>().contiguous();
+    layers[i].weight = &weight[i];
+    if (count == 3) {
+      bias[i] = p.operands[2].fixed.template get<float>().contiguous();
+      layers[i].bias = &bias[i];
+    }
+    cur.sizes = layers[i].g.out_sizes();
+  }
+  if (!ops::detail::conv_chain_fits(std::span<const Layer>(layers, n)) ||
+      !ops::detail::conv_chain_pays(std::span<const Layer>(layers, n)))
+    return std::nullopt;
+  Tensor<float> r;
+  const Epilogue& last = c.epilogues[n - 1];
+  if (last.residual) {
+    if (!c.residual || !c.residual->is_tensor()) return std::nullopt;
+    const Tensor<float>* rf = c.residual->any().get_if<float>();
+    if (!rf || !rf->device().is_cpu() || rf->sizes() != cur.sizes) return std::nullopt;
+    r = rf->contiguous();
+  }
+  Epilogue act = last;  // the activation alone (after the residual add)
+  act.residual = false;
+  const Tensor<float> x = xf->contiguous();
+  Tensor<float> y = Tensor<float>::empty(cur.sizes);
+  std::optional<EpilogueStore> eps[3];
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n) eps[i].emplace(EpilogueStore{c.epilogues[i]});
+    else if (last.residual) eps[i].emplace(EpilogueStore{act, y.data_ptr(), &r});
+    else eps[i].emplace(EpilogueStore{last});
+    layers[i].ep = &*eps[i];
+  }
+  ops::detail::conv2d_chain(std::span<const Layer>(layers, n), x, y);
+  return Value(AnyTensor(y));
+}
+
 /// Writes a library op's results `r` into the node's outputs. **Errors:** ValueError when the
 /// op computes more results than the node has outputs.
 template <class Op>
@@ -327,6 +410,10 @@ inline void register_library_ops(Registry& r) {
     OpDef d;
     d.name = std::string(Op::aten);
     if constexpr (fuses_epilogue<Op>) d.accepts_epilogue = d.accepts_residual = true;
+    if constexpr (fuses_epilogue<Op> && std::same_as<typename Op::Args, ops::detail::ConvArgs>) {
+      d.chain_role = &detail::conv_chain_role<Op>;
+      d.run_chain = &detail::run_conv_chain<Op>;
+    }
     if constexpr (requires { Op::in_place; }) d.in_place = Op::in_place;  // index_put_: writes into self (call_args)
     d.prepare = &detail::prepare_library_call<Op>;
     d.kernel = [](OpContext& c) {

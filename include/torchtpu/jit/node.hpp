@@ -25,6 +25,10 @@ struct Node {
   /// A run-time elementwise region (kind `torchtpu::region`, fused mode only): its members,
   /// run as one pass over blocks, or one by one when a run-time precondition fails.
   std::shared_ptr<const Region> region;
+  /// A convolution chain (kind `torchtpu::conv_chain`, fused mode only: jit/graph.hpp
+  /// `find_conv_chains`): its member convolutions, run band by band by their op's
+  /// `OpDef::run_chain`, or one by one when it declines.
+  std::shared_ptr<const Region> chain;
 };
 
 }  // namespace torchtpu::jit

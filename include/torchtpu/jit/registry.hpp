@@ -7,6 +7,7 @@
 #include <map>            // std::map
 #include <memory>         // std::shared_ptr
 #include <mutex>          // std::mutex, std::lock_guard
+#include <optional>       // std::optional (OpDef::run_chain)
 #include <span>           // std::span
 #include <string>         // std::string
 #include <utility>        // std::move
@@ -61,6 +62,15 @@ struct OpContext {
                        std::to_string(in.size()));
     return *in[i];
   }
+};
+
+/// What `OpDef::run_chain` sees: a chain of nodes of one op (jit/graph.hpp `find_conv_chains`),
+/// each reading the previous one's result.
+struct ChainCall {
+  const Value* input = nullptr;             ///< the first node's input (its operand 0)
+  std::span<const void* const> states;      ///< each node's prepared state (OpDef::prepare)
+  std::span<const Epilogue> epilogues;      ///< each node's fused epilogue
+  const Value* residual = nullptr;          ///< the last node's residual operand, or null
 };
 
 /// A CPU kernel: reads `ctx.in`, writes every `ctx.out[i]`. Throws torchtpu errors on bad
@@ -123,6 +133,15 @@ struct OpDef {
   /// results with it as without it. Errors are not reported here: a throwing `prepare` leaves
   /// the state null and the kernel reports the problem when it runs, with the node's location.
   std::function<std::shared_ptr<const void>(std::span<const Value* const>)> prepare;
+  /// Which link of a convolution chain a node of this op can be, from its prepared state
+  /// (null: none): 0 none, 1 pointwise (a constant 1x1 float32 weight, one group), 2 depthwise
+  /// (a constant float32 weight with one input channel per group, a group per input channel).
+  /// The rest (stride, padding, shapes) is checked by `run_chain` when it runs.
+  std::function<int(const void* state)> chain_role;
+  /// Runs a chain of this op's nodes in one pass (the convolutions: ops/conv.hpp
+  /// `conv2d_chain`), or returns nothing when the values do not allow it (then nothing was
+  /// computed and the graph runs the nodes one by one, which gives their values or errors).
+  std::function<std::optional<Value>(const ChainCall&)> run_chain;
 };
 
 /// The registry: node kind → OpDef. Thread-safe for registration; look-ups happen when a

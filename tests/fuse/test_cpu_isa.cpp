@@ -461,6 +461,73 @@ TEST_CASE("every vector target's pooling and depthwise kernels match the plain l
     }
   }
 }
+TEST_CASE("depthwise convolution with channels as lanes: bitwise the phase-block kernel, float64, plane strides", "[fuse][isa][window]") {
+  // AVX-512's depthwise_lanes_avx512 (small planes, window2d_kernel_for) against the phase-block
+  // kernel (depthwise_planes) and float64: 35 planes (two groups of 16 and 3 more) of 20
+  // channels per image (channel = plane % 20: a group spans two images), a NaN, strides 1 and 2, 3x3 and 5x5, dilation 2, no padding; the same planes read and
+  // written as bands of larger planes (x_plane, out_plane), with guard elements between.
+  if (!cpu_has_avx512()) return;
+#if TORCHTPU_HAS_AVX512_PATH
+  struct G { int64_t H, W, k, s, p, d; };
+  const G geoms[] = {{14, 14, 3, 1, 1, 1}, {14, 14, 3, 2, 1, 1}, {7, 7, 3, 1, 1, 1}, {7, 7, 5, 1, 2, 1}, {9, 11, 3, 1, 1, 1},
+                     {13, 6, 5, 2, 2, 1}, {10, 10, 3, 1, 0, 1}, {12, 12, 3, 1, 2, 2}, {1, 1, 3, 1, 1, 1}, {5, 23, 3, 2, 1, 1},
+                     {18, 17, 3, 1, 1, 1}};
+  const int64_t planes = 35, ppi = 20;
+  for (const G& g : geoms) {
+    Window2dArgs a;
+    a.kind = Window2dArgs::Kind::depthwise;
+    a.planes = planes;
+    a.H = g.H; a.W = g.W; a.kh = a.kw = g.k; a.sh = a.sw = g.s; a.ph = a.pw = g.p; a.dh = a.dw = g.d;
+    a.OH = (g.H + 2 * g.p - g.d * (g.k - 1) - 1) / g.s + 1;
+    a.OW = (g.W + 2 * g.p - g.d * (g.k - 1) - 1) / g.s + 1;
+    a.planes_per_item = ppi;
+    const std::vector<float> wt = lcg_values(size_t(ppi * g.k * g.k), 5), bias = lcg_values(size_t(ppi), 6);
+    a.weight = wt.data();
+    a.bias = bias.data();
+    for (int strided = 0; strided < 2; ++strided) {
+      INFO("H " << g.H << " W " << g.W << " k " << g.k << " s " << g.s << " p " << g.p << " d " << g.d << " strided " << strided);
+      const int64_t xs = g.H * g.W + (strided ? 7 : 0), os = a.OH * a.OW + (strided ? 5 : 0);
+      a.x_plane = strided ? xs : 0;
+      a.out_plane = strided ? os : 0;
+      std::vector<float> x = lcg_values(size_t(planes * xs), uint64_t(g.W * 3 + g.H));
+      x[size_t(17 * xs + g.W + 1)] = std::numeric_limits<float>::quiet_NaN();  // plane 17 (the second group)
+      a.x = x.data();
+      std::vector<float> lanes(size_t(planes * os + 1), -7.0f), phase(size_t(planes * os + 1), -7.0f);
+      a.out = lanes.data();
+      depthwise_lanes_avx512(a, 0, planes);
+      a.out = phase.data();
+      TargetCall<HWY_AVX3>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>(a, 0, planes);
+      for (int64_t pl = 0; pl < planes; ++pl) {
+        for (int64_t q = 0; q < os; ++q) {
+          const size_t i = size_t(pl * os + q);
+          if (q >= a.OH * a.OW) {  // between the planes: not written
+            CHECK(lanes[i] == -7.0f);
+            continue;
+          }
+          CHECK(std::bit_cast<uint32_t>(lanes[i]) == std::bit_cast<uint32_t>(phase[i]));
+          const int64_t oh = q / a.OW, ow = q % a.OW, ch = pl % ppi;
+          double want = bias[size_t(ch)];
+          bool nan = false;
+          for (int64_t i2 = 0; i2 < g.k; ++i2)
+            for (int64_t j = 0; j < g.k; ++j) {
+              const int64_t ih = oh * g.s - g.p + i2 * g.d, iw = ow * g.s - g.p + j * g.d;
+              if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+              const double v = x[size_t(pl * xs + ih * g.W + iw)];
+              nan |= std::isnan(v);
+              want += v * double(wt[size_t((ch * g.k + i2) * g.k + j)]);
+            }
+          if (nan) CHECK(std::isnan(lanes[i]));
+          else CHECK(std::abs(double(lanes[i]) - want) <= 1e-5 * (1.0 + std::abs(want)));
+        }
+      }
+      CHECK(lanes.back() == -7.0f);
+      // window2d_kernel_for takes it for these small planes
+      CHECK((depthwise_lanes_pays(a) == (a.OH * a.OW <= depthwise_lanes_max_positions)));
+    }
+  }
+#endif
+}
+
 TEST_CASE("every vector target's im2col panels are the unfolded input, exactly", "[fuse][isa][conv]") {
   // B[k, l] = x[c, oh·sh - ph + i·dh, ow·sw - pw + j·dw] (k = (c, i, j), l = (oh, ow)), zero
   // outside the input, written here from the definition; every panel width and strip height a

@@ -444,27 +444,11 @@ TORCHTPU_SIMD_KERNEL inline void sgemm_micro_12x32(int64_t kc, const float* a, c
 /// Writes the transpose of 16 rows r[0..15] of 16 floats: column c (c < cols) as 16 floats at
 /// dst + c * ld (by 128-bit lanes, as `sgemm_transpose_12x16` below).
 TORCHTPU_SIMD_KERNEL inline void sgemm_transpose_16x16(const __m512 (&r)[16], float* dst, int64_t ld, int cols) {
-  __m512 u[4][4];
-#pragma GCC unroll 4
-  for (int g = 0; g < 4; ++g) {
-    const __m512 t0 = _mm512_maskz_unpacklo_ps(0xffff, r[4 * g], r[4 * g + 1]), t1 = _mm512_maskz_unpackhi_ps(0xffff, r[4 * g], r[4 * g + 1]);
-    const __m512 t2 = _mm512_maskz_unpacklo_ps(0xffff, r[4 * g + 2], r[4 * g + 3]), t3 = _mm512_maskz_unpackhi_ps(0xffff, r[4 * g + 2], r[4 * g + 3]);
-    // u[g][j], 128-bit lane L: column 4L + j of rows 4g .. 4g + 3
-    u[g][0] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t0), _mm512_castps_pd(t2)));
-    u[g][1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t0), _mm512_castps_pd(t2)));
-    u[g][2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
-    u[g][3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
-  }
-#pragma GCC unroll 4
-  for (int j = 0; j < 4; ++j) {
-    const __m512 s01lo = _mm512_maskz_shuffle_f32x4(0xffff, u[0][j], u[1][j], 0x44), s01hi = _mm512_maskz_shuffle_f32x4(0xffff, u[0][j], u[1][j], 0xee);
-    const __m512 s23lo = _mm512_maskz_shuffle_f32x4(0xffff, u[2][j], u[3][j], 0x44), s23hi = _mm512_maskz_shuffle_f32x4(0xffff, u[2][j], u[3][j], 0xee);
-    const __m512 out[4] = {_mm512_maskz_shuffle_f32x4(0xffff, s01lo, s23lo, 0x88), _mm512_maskz_shuffle_f32x4(0xffff, s01lo, s23lo, 0xdd),
-                           _mm512_maskz_shuffle_f32x4(0xffff, s01hi, s23hi, 0x88), _mm512_maskz_shuffle_f32x4(0xffff, s01hi, s23hi, 0xdd)};
-#pragma GCC unroll 4
-    for (int l = 0; l < 4; ++l)  // out[l] is column 4l + j
-      if (4 * l + j < cols) _mm512_storeu_ps(dst + (4 * l + j) * ld, out[l]);
-  }
+  __m512 out[16];
+  transpose_16x16(r, out);
+#pragma GCC unroll 16
+  for (int c = 0; c < 16; ++c)
+    if (c < cols) _mm512_storeu_ps(dst + c * ld, out[c]);
 }
 
 /// Packs columns [j0, j0 + 32) x rows [p0, p0 + kb) of B into [kb][32] (zero beyond n).

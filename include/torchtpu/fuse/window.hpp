@@ -620,6 +620,94 @@ struct Window2dBody {
 #pragma GCC diagnostic pop
 #endif
 
+#if TORCHTPU_HAS_AVX512_PATH
+/// Depthwise convolution, planes [p0, p1), with 16 channels as the 16 lanes of each vector
+/// (AVX-512; taken by `window2d_kernel_for` for small output planes, `depthwise_lanes_pays`):
+/// per group of 16 planes, the input rows the windows read are transposed (16 x 16 register
+/// transposes) into a zero-padded grid of [row][column][16 channels], each output is a chain
+/// of FMAs over its taps in `depthwise_vectors`' order (the bias, then tap i · kw + j, padding
+/// as zero terms), so the values are bitwise `depthwise_planes`', and the outputs are transposed
+/// back into the planes. On 14x14 and 7x7 planes the phase blocks' per-plane copies cost
+/// several times the FMAs; here they are shared by 16 channels.
+TORCHTPU_SIMD_KERNEL inline void depthwise_lanes_avx512(const Window2dArgs& a, int64_t p0, int64_t p1) {
+  const int64_t taps = a.kh * a.kw, Q = a.OH * a.OW;
+  const int64_t Hp = (a.OH - 1) * a.sh + (a.kh - 1) * a.dh + 1, Wp = (a.OW - 1) * a.sw + (a.kw - 1) * a.dw + 1;
+  float* grid = workspace<float>(size_t((Hp * Wp + taps) * 16), 4);
+  float* wv = grid + Hp * Wp * 16;  // the weights, [tap][16 channels]
+  for (int64_t g0 = p0; g0 < p1; g0 += 16) {
+    const int nc = int(std::min<int64_t>(16, p1 - g0));
+    alignas(64) float bb[16];
+    for (int64_t l = 0, ch = g0 % a.planes_per_item; l < 16; ++l, ch = ch + 1 == a.planes_per_item ? 0 : ch + 1) {
+      for (int64_t k = 0; k < taps; ++k) wv[k * 16 + l] = l < nc ? a.weight[ch * taps + k] : 0.0f;
+      bb[l] = l < nc && a.bias ? a.bias[ch] : 0.0f;
+    }
+    const __m512 bias = _mm512_load_ps(bb);
+    for (int64_t i = 0; i < Hp * Wp; ++i) _mm512_storeu_ps(grid + i * 16, _mm512_setzero_ps());
+    // grid row r, column c: input (r - ph, c - pw)
+    for (int64_t ih = 0; ih < a.H && ih + a.ph < Hp; ++ih) {
+      const int64_t r = ih + a.ph;
+      for (int64_t w0 = 0; w0 < a.W; w0 += 16) {
+        const int64_t c0 = w0 + a.pw;
+        const int64_t cols = std::min({int64_t(16), a.W - w0, Wp - c0});
+        if (cols <= 0) break;
+        const __mmask16 m = lane_mask(cols);
+        __m512 rows[16], t[16];
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; ++l)
+          rows[l] = l < nc ? _mm512_maskz_loadu_ps(m, a.x + (g0 + l) * a.x_step() + ih * a.W + w0) : _mm512_setzero_ps();
+        transpose_16x16(rows, t);
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; ++c)
+          if (c < cols) _mm512_storeu_ps(grid + (r * Wp + c0 + c) * 16, t[c]);
+      }
+    }
+    // 16 outputs at a time (16 independent FMA chains; output q's window starts at grid offset
+    // base(q), the last output repeated past Q), transposed back in registers: lane l of
+    // acc[u] is channel l's output t0 + u
+    int64_t oh = 0, ow = 0;
+    for (int64_t t0 = 0; t0 < Q; t0 += 16) {
+      int64_t base[16];
+      __m512 acc[16], t[16];
+#pragma GCC unroll 16
+      for (int u = 0; u < 16; ++u) {
+        base[u] = (oh * a.sh * Wp + ow * a.sw) * 16;
+        acc[u] = bias;
+        if (t0 + u + 1 < Q && ++ow == a.OW) {
+          ow = 0;
+          ++oh;
+        }
+      }
+      for (int64_t i = 0; i < a.kh; ++i)
+        for (int64_t j = 0; j < a.kw; ++j) {
+          const float* g = grid + (i * a.dh * Wp + j * a.dw) * 16;
+          const __m512 w = _mm512_loadu_ps(wv + (i * a.kw + j) * 16);
+#pragma GCC unroll 16
+          for (int u = 0; u < 16; ++u) acc[u] = _mm512_fmadd_ps(_mm512_loadu_ps(g + base[u]), w, acc[u]);
+        }
+      transpose_16x16(acc, t);  // t[l]: channel l's outputs t0 .. t0 + 15
+      const __mmask16 m = lane_mask(Q - t0);
+#pragma GCC unroll 16
+      for (int l = 0; l < 16; ++l)
+        if (l < nc) _mm512_mask_storeu_ps(a.out + (g0 + l) * a.out_step() + t0, m, t[l]);
+    }
+  }
+}
+#endif
+
+/// The largest output plane (positions) `depthwise_lanes_pays` takes.
+inline constexpr int64_t depthwise_lanes_max_positions = 196;
+
+/// True when `window2d_kernel_for` runs depthwise convolution `a` with channels as lanes
+/// (AVX-512, `depthwise_lanes_avx512`): at least 16 planes of at most
+/// `depthwise_lanes_max_positions` outputs each. Measured (one thread, a harness alternating
+/// the two kernels on the same planes in cache, us, phase blocks -> lanes): 576 x 14x14 3x3
+/// 80 -> 62, stride 2 109 -> 29; 960 x 7x7 63 -> 37; 672 x 14x14 5x5 158 -> 138; 1152 x 7x7 5x5
+/// 131 -> 82; 192 x 28x28 stride 2 63 -> 40; but 192 x 28x28 stride 1 (784 outputs) 68 -> 72
+/// and 144 x 56x56 266 -> 313.
+inline bool depthwise_lanes_pays(const Window2dArgs& a) {
+  return a.kind == Window2dArgs::Kind::depthwise && a.planes >= 16 && a.OH * a.OW <= depthwise_lanes_max_positions;
+}
+
 /// Planes [p0, p1) of `a` on this thread.
 using Window2dFn = void (*)(const Window2dArgs&, int64_t, int64_t);
 
@@ -630,7 +718,9 @@ inline Window2dFn window2d_kernel_for(CpuIsa isa, const Window2dArgs& a) {
   if (a.kind == Window2dArgs::Kind::avg && a.sw > 2) return &window2d_scalar;
   switch (isa) {
 #if TORCHTPU_HAS_AVX512_PATH
-    case CpuIsa::avx512: return &TargetCall<HWY_AVX3>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;
+    case CpuIsa::avx512:
+      if (depthwise_lanes_pays(a)) return &depthwise_lanes_avx512;
+      return &TargetCall<HWY_AVX3>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;
 #endif
 #if TORCHTPU_HAS_AVX2_PATH
     case CpuIsa::avx2: return &TargetCall<HWY_AVX2>::template run<Window2dBody, const Window2dArgs&, int64_t, int64_t>;
